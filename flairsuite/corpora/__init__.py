@@ -1,0 +1,1 @@
+"""Corpus registry, validating loaders, raw-text streams, statistics and downloads."""

@@ -1,0 +1,43 @@
+"""Turn registered datasets into Flair `Corpus` objects, never inventing a missing split."""
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Optional
+
+from flair.data import Corpus, Sentence
+from flair.datasets import FlairDatapointDataset
+
+from flairsuite.corpora.labeled import read_splits
+from flairsuite.corpora.readers import TaggedSentence
+from flairsuite.corpora.registry import SPLITS, DatasetSpec, dataset
+from flairsuite.corpora.tags import bio_spans
+
+
+def to_flair(sentence: TaggedSentence, spec: DatasetSpec) -> Sentence:
+    """A Flair sentence carrying span labels (NER) or token labels (PoS) under `spec.label_type`."""
+    flair_sentence = Sentence(sentence.tokens)
+    for token, whitespace in zip(flair_sentence.tokens, sentence.whitespace_after):
+        token.whitespace_after = 1 if whitespace else 0
+    if spec.task == "ner":
+        for start, end, entity_type in bio_spans(sentence.tags):
+            flair_sentence[start:end].add_label(spec.label_type, entity_type)
+    else:
+        for token, tag in zip(flair_sentence.tokens, sentence.tags):
+            token.add_label(spec.label_type, tag)
+    return flair_sentence
+
+
+def load_corpus(
+    name: str, root: Path, splits: Optional[Sequence[str]] = None, **options: Optional[str]
+) -> Corpus:
+    """The Flair `Corpus` of dataset `name` (options such as granularity='coarse' or level='inner').
+
+    Splits that are not requested stay empty: Flair's sampling of missing splits is turned off.
+    """
+    spec = dataset(name, **options)
+    data = read_splits(spec, root, splits)
+    parts = {
+        split: FlairDatapointDataset([to_flair(s, spec) for s in data[split].sentences]) if split in data else None
+        for split in SPLITS
+    }
+    return Corpus(**parts, name=name, sample_missing_splits=False)

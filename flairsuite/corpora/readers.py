@@ -1,0 +1,171 @@
+"""Streaming, validating readers for the labeled formats of the registry.
+
+Each reader yields `TaggedSentence`s with raw tags and the line number of every token, so that
+a bad tag can be reported at its file and line. Files may be gzip-compressed; line ends may be
+LF or CRLF; whitespace-only lines end a sentence.
+"""
+
+import gzip
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flairsuite.corpora.registry import FormatSpec
+from flairsuite.errors import InputError
+
+log = logging.getLogger("flairsuite")
+
+SEPARATORS = {"space": " ", "tab": "\t", "whitespace": None}
+
+
+@dataclass
+class TaggedSentence:
+    """Tokens with one raw tag each, and the line each token came from."""
+
+    tokens: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    whitespace_after: list[bool] = field(default_factory=list)
+
+    def add(self, token: str, tag: str, line: int, whitespace_after: bool = True) -> None:
+        self.tokens.append(token)
+        self.tags.append(tag)
+        self.lines.append(line)
+        self.whitespace_after.append(whitespace_after)
+
+
+def read_lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """(line number, text without line end) for every line; gzip-aware, strict decoding."""
+    if not path.is_file():
+        raise InputError(path, None, "file not found")
+    opener = gzip.open if path.suffix == ".gz" else open
+    lineno = 0
+    try:
+        with opener(path, "rb") as handle:
+            for lineno, raw in enumerate(handle, 1):
+                try:
+                    text = raw.decode(encoding)
+                except UnicodeDecodeError as err:
+                    raise InputError(
+                        path, lineno, f"not valid {encoding}: byte 0x{raw[err.start]:02x} at column {err.start + 1}"
+                    ) from None
+                if lineno == 1:
+                    text = text.lstrip("\ufeff")
+                yield lineno, text.rstrip("\r\n")
+    except (OSError, EOFError) as err:
+        raise InputError(path, lineno + 1, f"cannot read file ({err})") from None
+
+
+def read_column(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSentence]:
+    """Sentences of a CoNLL-style column file (token and tag columns given by `fmt`)."""
+    separator = SEPARATORS[fmt.sep]
+    needed = max(fmt.text, int(fmt.label)) + 1
+    sentence = TaggedSentence()
+    for lineno, line in read_lines(path, encoding):
+        if not line.strip():
+            if sentence.tokens:
+                yield sentence
+            sentence = TaggedSentence()
+            continue
+        if fmt.comment and line.startswith(fmt.comment):
+            continue
+        fields = line.split(separator)
+        while len(fields) > needed and not fields[-1].strip():
+            fields.pop()  # trailing empty columns occur in real data (GermEval test)
+        if len(fields) < needed:
+            raise InputError(
+                path, lineno, f"expected at least {needed} {fmt.sep}-separated columns, found {len(fields)}"
+            )
+        token, tag = fields[fmt.text], fields[int(fmt.label)]
+        if not token.strip():
+            raise InputError(path, lineno, "empty token")
+        if fmt.docstart and token == fmt.docstart:
+            continue
+        sentence.add(token, tag.strip(), lineno)
+    if sentence.tokens:
+        yield sentence
+
+
+def _conllu_label(fields: list[str], label: str, path: Path, lineno: int) -> str:
+    if label == "upos":
+        return fields[3]
+    key = label.split(":", 1)[1] + "="
+    for item in fields[9].split("|"):
+        if item.startswith(key):
+            return item[len(key) :]
+    raise InputError(path, lineno, f"MISC column has no '{key}' entry")
+
+
+def read_conllu(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSentence]:
+    """Sentences of a CoNLL-U file; multiword-token ranges and empty nodes are skipped."""
+    sentence = TaggedSentence()
+    for lineno, line in read_lines(path, encoding):
+        if not line.strip():
+            if sentence.tokens:
+                yield sentence
+            sentence = TaggedSentence()
+            continue
+        if line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 10:
+            raise InputError(path, lineno, f"expected 10 tab-separated CoNLL-U columns, found {len(fields)}")
+        if "-" in fields[0] or "." in fields[0]:
+            continue
+        if not fields[1].strip():
+            raise InputError(path, lineno, "empty token")
+        no_space = "SpaceAfter=No" in fields[9].split("|")
+        sentence.add(fields[1], _conllu_label(fields, str(fmt.label), path, lineno), lineno, not no_space)
+    if sentence.tokens:
+        yield sentence
+
+
+def _span_list(record: dict, path: Path, lineno: int) -> list[tuple[int, int, str]]:
+    """(start, end inclusive, type) of every span in a CLUENER record, checked against the text."""
+    text = record["text"]
+    spans = []
+    for entity_type, surfaces in (record.get("label") or {}).items():
+        for surface, offsets in surfaces.items():
+            for start, end in offsets:
+                if text[start : end + 1] != surface:
+                    raise InputError(path, lineno, f"span [{start}, {end}] is '{text[start:end + 1]}', not '{surface}'")
+                spans.append((start, end, entity_type))
+    return sorted(spans, key=lambda s: (s[0], -(s[1] - s[0])))
+
+
+def read_spans_json(
+    path: Path, fmt: FormatSpec, encoding: str, repairs: Counter
+) -> Iterator[TaggedSentence]:
+    """Character-level BIO sentences from JSON lines with character-offset spans (end inclusive).
+
+    Characters are tokens; whitespace characters are not (they are skipped and counted). A span
+    overlapping an earlier, longer one cannot be represented in flat BIO: it is dropped and logged.
+    """
+    for lineno, line in read_lines(path, encoding):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            text = record["text"]
+        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            raise InputError(path, lineno, f"not a JSON object with a 'text' field ({err})") from None
+        tags = ["O"] * len(text)
+        for start, end, entity_type in _span_list(record, path, lineno):
+            if any(tag != "O" for tag in tags[start : end + 1]):
+                log.warning("%s:%d: dropped %s span [%d, %d] overlapping another span", path, lineno, entity_type, start, end)
+                repairs["overlapping span dropped"] += 1
+                continue
+            tags[start : end + 1] = [f"B-{entity_type}"] + [f"I-{entity_type}"] * (end - start)
+        sentence = TaggedSentence()
+        for char, tag in zip(text, tags):
+            if char.isspace():
+                repairs["whitespace character skipped"] += 1
+                if sentence.whitespace_after:
+                    sentence.whitespace_after[-1] = True
+                continue
+            sentence.add(char, tag, lineno, whitespace_after=False)
+        if sentence.tokens:
+            yield sentence

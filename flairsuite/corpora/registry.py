@@ -1,0 +1,181 @@
+"""The corpus registry: typed access to `registry.yaml`, with dataset options applied."""
+
+import copy
+import difflib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import yaml
+
+from flairsuite.errors import FlairsuiteError
+
+SPLITS = ("train", "dev", "test")
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """How a file is read; see the header of registry.yaml for the meaning of each key."""
+
+    kind: str
+    sep: str = "whitespace"
+    text: int = 0
+    label: Union[int, str] = 1
+    comment: Optional[str] = None
+    docstart: Optional[str] = None
+    scheme: str = "bio"
+    delimiter: str = ","
+    quotechar: str = '"'
+    column: int = 0
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """One split (labeled sets) or one source (raw text): local names and where it comes from."""
+
+    name: str
+    files: tuple[str, ...]
+    url: Optional[str] = None
+    bytes: Optional[int] = None
+    sha256: Optional[str] = None
+    git_blob: Optional[str] = None
+    member: Optional[str] = None
+    derive: Optional[str] = None
+    note: Optional[str] = None
+    format: Optional[FormatSpec] = None
+    document: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A registered dataset with its options resolved."""
+
+    name: str
+    title: str
+    language: str
+    task: str
+    license: str
+    folder: str
+    label_type: Optional[str] = None
+    format: Optional[FormatSpec] = None
+    types: tuple[str, ...] = ()
+    tag_map: dict[str, str] = field(default_factory=dict)
+    encoding: str = "utf-8"
+    splits: dict[str, FileSpec] = field(default_factory=dict)
+    sources: dict[str, FileSpec] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)
+    fetch: Optional[str] = None
+    homepage: Optional[str] = None
+    unlabeled_test: Optional[str] = None
+
+    def directory(self, root: Path) -> Path:
+        """The dataset's folder below the corpora directory `root`."""
+        return root / self.folder
+
+    def locate(self, entry: FileSpec, root: Path) -> Optional[Path]:
+        """The first candidate file of `entry` present under `root` (plain or `.gz`), else None."""
+        for name in entry.files:
+            for candidate in (self.directory(root) / name, self.directory(root) / f"{name}.gz"):
+                if candidate.is_file():
+                    return candidate
+        return None
+
+    def expected_path(self, entry: FileSpec, root: Path) -> Path:
+        """Where `entry` is expected (its first candidate name)."""
+        return self.directory(root) / entry.files[0]
+
+    @property
+    def entries(self) -> dict[str, FileSpec]:
+        """Labeled splits, or the sources of a raw-text set."""
+        return self.splits or self.sources
+
+    @property
+    def output_types(self) -> tuple[str, ...]:
+        """Entity types (or tags) after the tag map."""
+        if not self.tag_map:
+            return self.types
+        return tuple(dict.fromkeys(self.tag_map[t] for t in self.types))
+
+
+@lru_cache(maxsize=1)
+def _raw_registry() -> dict[str, dict[str, Any]]:
+    text = resources.files("flairsuite.corpora").joinpath("registry.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def names() -> list[str]:
+    """All registered dataset names, in registry order."""
+    return list(_raw_registry())
+
+
+def _merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(base)
+    for key, value in patch.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _file_specs(entries: dict[str, dict[str, Any]]) -> dict[str, FileSpec]:
+    specs = {}
+    for name, entry in entries.items():
+        entry = dict(entry)
+        fmt = entry.pop("format", None)
+        specs[name] = FileSpec(
+            name=name,
+            files=tuple(entry.pop("files")),
+            format=FormatSpec(**fmt) if fmt else None,
+            **entry,
+        )
+    return specs
+
+
+def unknown_name_error(kind: str, name: str, known: list[str]) -> FlairsuiteError:
+    """An error for an unknown name that suggests the closest known ones."""
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else f" Known: {', '.join(known)}."
+    return FlairsuiteError(f"unknown {kind} '{name}'.{hint}")
+
+
+def dataset(name: str, **options: Optional[str]) -> DatasetSpec:
+    """The registry entry `name` with `options` (e.g. granularity='coarse') applied; None means default."""
+    raw = _raw_registry()
+    if name not in raw:
+        raise unknown_name_error("dataset", name, names()) from None
+    entry = copy.deepcopy(raw[name])
+    declared = entry.pop("options", {})
+    chosen = {}
+    for key, value in options.items():
+        if value is None:
+            continue
+        if key not in declared:
+            valid = ", ".join(declared) or "none"
+            raise FlairsuiteError(f"dataset '{name}' has no option '{key}' (its options: {valid})")
+        if str(value) not in declared[key]["values"]:
+            valid = ", ".join(declared[key]["values"])
+            raise FlairsuiteError(f"dataset '{name}': option {key}={value} is not one of: {valid}")
+    for key, decl in declared.items():
+        value = str(options.get(key) or decl["default"])
+        chosen[key] = value
+        entry = _merge(entry, decl["values"][value] or {})
+    fmt = entry.pop("format", None)
+    return DatasetSpec(
+        name=name,
+        format=FormatSpec(**fmt) if fmt else None,
+        types=tuple(entry.pop("types", ())),
+        splits=_file_specs(entry.pop("splits", {})),
+        sources=_file_specs(entry.pop("sources", {})),
+        options=chosen,
+        **entry,
+    )
+
+
+def declared_options(name: str) -> dict[str, list[str]]:
+    """Option names of dataset `name` and their allowed values."""
+    if name not in _raw_registry():
+        raise unknown_name_error("dataset", name, names())
+    return {key: list(decl["values"]) for key, decl in _raw_registry()[name].get("options", {}).items()}
