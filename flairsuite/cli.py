@@ -95,7 +95,7 @@ def corpora_stats(
     options = dict(parse_key_values(extra), level=level, granularity=granularity)
     spec = dataset(name, **{k: v for k, v in options.items() if v is not None})
     root = resolve(corpora_dir)
-    stats = corpus_stats(spec, root, splits.split(",") if splits else None)
+    stats = corpus_stats(spec, root, [s for s in splits.split(",") if s] if splits else None)
     chosen = ", ".join(f"{k}={v}" for k, v in spec.options.items())
     click.echo(f"{spec.name}: {spec.title}" + (f" [{chosen}]" if chosen else ""))
     click.echo(stats.summary.to_string())
@@ -103,7 +103,7 @@ def corpora_stats(
         click.echo(f"\n{'entities' if spec.task == 'ner' else 'tags'} by type (after repair):")
         click.echo(stats.types.to_string())
     if not stats.repairs.empty:
-        click.echo("\nrepairs made (rule: an I-X that does not continue an X entity starts one, as B-X):")
+        click.echo("\nrepairs made (see README, 'Rules the loaders apply'):")
         click.echo(stats.repairs.to_string())
 
 

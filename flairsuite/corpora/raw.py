@@ -29,15 +29,25 @@ def iter_documents(path: Path, source: FileSpec, encoding: str = "utf-8") -> Ite
             if text:
                 yield lineno, text
     elif fmt.kind == "csv":
-        lines = read_lines(path, encoding)
-        for lineno, line in lines:
-            row = next(csv.reader([line], delimiter=fmt.delimiter, quotechar=fmt.quotechar), [])
-            if not row:
-                continue
+        # one csv reader over the whole file, so that a quoted field may span lines; each
+        # document is reported at the line its record starts on
+        lines = (f"{line}\n" for _, line in read_lines(path, encoding))
+        reader = csv.reader(lines, delimiter=fmt.delimiter, quotechar=fmt.quotechar, strict=True)
+        lineno = 1
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as err:
+                raise InputError(path, lineno, f"malformed CSV record ({err})") from None
+            start, lineno = lineno, reader.line_num + 1
+            if not row or not "".join(row).strip():
+                continue  # empty or whitespace-only line
             if len(row) <= fmt.column:
-                raise InputError(path, lineno, f"expected a text column {fmt.column + 1}, found {len(row)} column(s)")
+                raise InputError(path, start, f"expected a text column {fmt.column + 1}, found {len(row)} column(s)")
             text = row[fmt.column].strip()
             if text:
-                yield lineno, text
+                yield start, text
     else:
         raise InputError(path, None, f"format '{fmt.kind}' is not a raw-text format")

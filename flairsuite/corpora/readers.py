@@ -73,8 +73,12 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSe
         if fmt.comment and line.startswith(fmt.comment):
             continue
         fields = line.split(separator)
-        while len(fields) > needed and not fields[-1].strip():
-            fields.pop()  # trailing empty columns occur in real data (GermEval test)
+        if fmt.docstart and len(fields) > fmt.text and fields[fmt.text] == fmt.docstart:
+            # a document marker (whatever its column count) is no token, and ends any open sentence
+            if sentence.tokens:
+                yield sentence
+            sentence = TaggedSentence()
+            continue
         if len(fields) < needed:
             raise InputError(
                 path, lineno, f"expected at least {needed} {fmt.sep}-separated columns, found {len(fields)}"
@@ -82,8 +86,6 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSe
         token, tag = fields[fmt.text], fields[int(fmt.label)]
         if not token.strip():
             raise InputError(path, lineno, "empty token")
-        if fmt.docstart and token == fmt.docstart:
-            continue
         sentence.add(token, tag.strip(), lineno)
     if sentence.tokens:
         yield sentence
@@ -126,10 +128,28 @@ def read_conllu(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSe
 def _span_list(record: dict, path: Path, lineno: int) -> list[tuple[int, int, str]]:
     """(start, end inclusive, type) of every span in a CLUENER record, checked against the text."""
     text = record["text"]
+    labels = record.get("label") or {}
+    if not isinstance(labels, dict):
+        raise InputError(path, lineno, "'label' is not an object of type -> {surface: [[start, end], ...]}")
     spans = []
-    for entity_type, surfaces in (record.get("label") or {}).items():
+    for entity_type, surfaces in labels.items():
+        if not isinstance(surfaces, dict):
+            raise InputError(path, lineno, f"label '{entity_type}' is not an object of surface -> [[start, end], ...]")
         for surface, offsets in surfaces.items():
-            for start, end in offsets:
+            if not isinstance(offsets, list):
+                raise InputError(path, lineno, f"offsets of '{surface}' are not a list of [start, end] pairs")
+            for pair in offsets:
+                if (
+                    not isinstance(pair, list)
+                    or len(pair) != 2
+                    or not all(isinstance(o, int) and not isinstance(o, bool) for o in pair)
+                ):
+                    raise InputError(path, lineno, f"offsets {json.dumps(pair)} of '{surface}' are not a [start, end] pair")
+                start, end = pair
+                if not 0 <= start <= end < len(text):
+                    raise InputError(
+                        path, lineno, f"span [{start}, {end}] of '{surface}' is outside the text (length {len(text)})"
+                    )
                 if text[start : end + 1] != surface:
                     raise InputError(path, lineno, f"span [{start}, {end}] is '{text[start:end + 1]}', not '{surface}'")
                 spans.append((start, end, entity_type))
@@ -152,6 +172,8 @@ def read_spans_json(
             text = record["text"]
         except (json.JSONDecodeError, KeyError, TypeError) as err:
             raise InputError(path, lineno, f"not a JSON object with a 'text' field ({err})") from None
+        if not isinstance(text, str):
+            raise InputError(path, lineno, f"'text' is not a string but {type(text).__name__}")
         tags = ["O"] * len(text)
         for start, end, entity_type in _span_list(record, path, lineno):
             if any(tag != "O" for tag in tags[start : end + 1]):

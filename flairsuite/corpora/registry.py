@@ -43,6 +43,8 @@ class FileSpec:
     git_blob: Optional[str] = None
     member: Optional[str] = None
     derive: Optional[str] = None
+    derive_sources: dict[str, list[str]] = field(default_factory=dict)
+    derived_sha256: Optional[str] = None
     note: Optional[str] = None
     format: Optional[FormatSpec] = None
     document: Optional[str] = None
@@ -141,7 +143,7 @@ def unknown_name_error(kind: str, name: str, known: list[str]) -> FlairsuiteErro
     return FlairsuiteError(f"unknown {kind} '{name}'.{hint}")
 
 
-def dataset(name: str, **options: Optional[str]) -> DatasetSpec:
+def dataset(name: str, /, **options: Optional[str]) -> DatasetSpec:
     """The registry entry `name` with `options` (e.g. granularity='coarse') applied; None means default."""
     raw = _raw_registry()
     if name not in raw:

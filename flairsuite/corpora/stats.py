@@ -34,7 +34,7 @@ def _type_counts(data: SplitData, task: str) -> Counter:
 
 def labeled_stats(spec: DatasetSpec, data: dict[str, SplitData]) -> CorpusStats:
     """Sentences, tokens and entities (tags, for PoS) per split and per type."""
-    unit = "entities" if spec.task == "ner" else "tags"
+    unit = "entities" if spec.task == "ner" else "distinct tags"
     per_type = {split: _type_counts(part, spec.task) for split, part in data.items()}
     summary = pd.DataFrame(
         {

@@ -47,12 +47,16 @@ def normalize_bio(
 
 
 def bio_spans(tags: Sequence[str]) -> list[tuple[int, int, str]]:
-    """(start, end exclusive, type) of every entity in well-formed BIO `tags`."""
+    """(start, end exclusive, type) of every entity in BIO `tags`.
+
+    Meant for well-formed tags; an `I-X` that does not continue an X entity starts one (the
+    repair rule), so that ill-formed input never extends a span of another type.
+    """
     spans: list[tuple[int, int, str]] = []
     for index, tag in enumerate(tags):
-        if tag.startswith("B-"):
-            spans.append((index, index + 1, tag[2:]))
-        elif tag.startswith("I-"):
+        if tag.startswith("I-") and spans and spans[-1][1] == index and spans[-1][2] == tag[2:]:
             start, _, entity_type = spans[-1]
             spans[-1] = (start, index + 1, entity_type)
+        elif tag.startswith(("B-", "I-")):
+            spans.append((index, index + 1, tag[2:]))
     return spans

@@ -1,0 +1,146 @@
+"""The `flairsuite` command line on fixture corpora: one-line errors, stats, list, help."""
+
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from flairsuite.cli import cli
+from flairsuite.corpora.registry import names
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def one_error_line(result):
+    """The single `Error: ...` line of a failed command (and nothing else, no traceback)."""
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip("\n").splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith("Error: ")
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def test_stats_bad_tag_is_one_error_line_with_file_and_line(sturm):
+    root = sturm("Der O\nSturm B-pers\n\nHerwarth B-person\nWalden I-pers\n")
+    line = one_error_line(run("corpora", "stats", "sturm", "--corpora-dir", str(root)))
+    path = root / "sturm" / "train_sturm.conll"
+    assert line == (
+        f"Error: {path}:4: unknown entity type 'person' in tag 'B-person' (sturm types: pers place date)"
+    )
+
+
+@pytest.mark.parametrize(
+    "train, line, message",
+    [
+        ("A O\nB\n", 2, "expected at least 2 space-separated columns, found 1"),
+        ("A O\n\n O\n", 3, "empty token"),
+        (b"A O\nC\xe4sar O\n", 2, "not valid utf-8: byte 0xe4 at column 2"),
+        ("A O\nB X-pers\n", 2, "ill-formed tag 'X-pers'"),
+    ],
+)
+def test_stats_bad_input_is_one_error_line(sturm, train, line, message):
+    root = sturm(train)
+    error = one_error_line(run("corpora", "stats", "sturm", "--corpora-dir", str(root)))
+    assert error.startswith(f"Error: {root / 'sturm' / 'train_sturm.conll'}:{line}: {message}")
+
+
+def test_stats_missing_split_names_fetch_command(tmp_path):
+    error = one_error_line(run("corpora", "stats", "germeval14", "--corpora-dir", str(tmp_path)))
+    assert error.startswith("Error: germeval14: train split not found")
+    assert "flairsuite corpora fetch germeval14" in error
+
+
+def test_stats_unknown_dataset_suggests_close_match(tmp_path):
+    error = one_error_line(run("corpora", "stats", "germeval", "--corpora-dir", str(tmp_path)))
+    assert error == "Error: unknown dataset 'germeval'. Did you mean germeval14?"
+
+
+def test_stats_unknown_dataset_without_close_match_lists_known(tmp_path):
+    error = one_error_line(run("corpora", "stats", "qqqq", "--corpora-dir", str(tmp_path)))
+    assert error.startswith("Error: unknown dataset 'qqqq'. Known: sturm, arendt,")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["sturm", "--level", "inner"], "Error: dataset 'sturm' has no option 'level' (its options: none)"),
+        (["ler", "--granularity", "medium"], "Error: dataset 'ler': option granularity=medium is not one of: fine, coarse"),
+        (["danish-ner", "--option", "size=5k"], "Error: dataset 'danish-ner' has no option 'size' (its options: train_size)"),
+        (["danish-ner", "--option", "train_size"], "Error: option 'train_size' is not KEY=VALUE"),
+    ],
+)
+def test_stats_unknown_option_is_one_error_line(tmp_path, args, message):
+    assert one_error_line(run("corpora", "stats", *args, "--corpora-dir", str(tmp_path))) == message
+
+
+def test_stats_prints_counts_and_repairs(sturm):
+    root = sturm("Der O\nSturm I-pers\n\nBerlin B-place\n")
+    result = run("corpora", "stats", "sturm", "--corpora-dir", str(root))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("sturm: Sturm")
+    assert re.search(r"^train\s+train_sturm\.conll\s+2\s+3\s+2\s+1$", result.output, re.M)
+    assert re.search(r"^dev\s+dev_sturm\.conll\s+1\s+3\s+1\s+0$", result.output, re.M)
+    assert re.search(r"^pers\s+1\s+0\s+1$", result.output, re.M)
+    assert "repairs made" in result.output
+    assert re.search(r"^I-X after O -> B-X\s+1\s+0\s+0$", result.output, re.M)
+
+
+def test_stats_without_repairs_has_no_repairs_table(sturm):
+    result = run("corpora", "stats", "sturm", "--corpora-dir", str(sturm("A B-pers\n")))
+    assert result.exit_code == 0, result.output
+    assert "repairs made" not in result.output
+
+
+def test_stats_splits_option_loads_only_those(write, tmp_path):
+    write("germeval2014/NER-de-dev.tsv", "1\tBonn\tB-LOC\tO\n")
+    write("germeval2014/NER-de-test.tsv", "#\tc\n1\tKöln\tB-LOC\tO\t\n\t\n1\tja\tO\tO\t\n")
+    result = run("corpora", "stats", "germeval14", "--splits", "dev,test", "--corpora-dir", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "[level=outer]" in result.output.splitlines()[0]
+    assert re.search(r"^test\s+NER-de-test\.tsv\s+2\s+2\s+1\s+0$", result.output, re.M)
+    assert not re.search(r"^train\s", result.output, re.M)
+
+
+def test_stats_option_value_reaches_the_loader(write, tmp_path):
+    text = "1\tUni\tB-ORG\tO\n2\tBonn\tI-ORG\tB-LOC\n"
+    for split in ("dev", "test"):
+        write(f"germeval2014/NER-de-{split}.tsv", text)
+    result = run("corpora", "stats", "germeval14", "--level", "inner", "--splits", "dev,test", "--corpora-dir", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "[level=inner]" in result.output
+    assert re.search(r"^LOC\s+1\s+1$", result.output, re.M)
+    assert re.search(r"^ORG\s+0\s+0$", result.output, re.M)
+
+
+def test_list_shows_every_registry_name(tmp_path, sturm):
+    root = sturm("A O\n")
+    (root / "sturm" / "test_sturm.conll").unlink()
+    result = run("corpora", "list", "--corpora-dir", str(root))
+    assert result.exit_code == 0, result.output
+    rows = result.output.splitlines()[2:]
+    first_words = [row.split()[0] for row in rows]
+    assert first_words == names()
+    assert {"sturm", "germeval14", "ler", "conll03-en", "dane", "cluener", "ud-en-ewt", "raw-de"} <= set(first_words)
+    sturm_row = next(row for row in rows if row.split()[0] == "sturm")
+    assert "train dev (missing: test)" in sturm_row
+
+
+@pytest.mark.parametrize(
+    "command, example",
+    [
+        ([], "flairsuite corpora list"),
+        (["corpora"], "flairsuite corpora stats"),
+        (["corpora", "list"], "flairsuite corpora list"),
+        (["corpora", "stats"], "flairsuite corpora stats sturm"),
+        (["corpora", "fetch"], "flairsuite corpora fetch sturm"),
+    ],
+)
+def test_help_shows_an_example(command, example):
+    result = run(*command, "--help")
+    assert result.exit_code == 0
+    assert re.search(r"^\s*Examples?:$", result.output, re.M), result.output
+    assert example in result.output
