@@ -124,6 +124,50 @@ def corpora_fetch(name: str, corpora_dir: Optional[str]) -> None:
         click.echo(line)
 
 
+@cli.command("train-charlm")
+@click.option("--lang", required=True, help="Language of the recipe (de, en, da, zh); also selects the NER sets kept out of training.")
+@click.option("--direction", type=click.Choice(["forward", "backward", "both"]), default="both", show_default=True)
+@click.option("--corpus", multiple=True, type=click.Path(), help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set.")
+@click.option("--preset", default="cpu", show_default=True, help="Recipe preset: cpu (2 cores, ~1 h) or paper (Akbik et al. 2018).")
+@click.option("--hidden-size", type=int, help="LSTM hidden size.")
+@click.option("--nlayers", type=int, help="LSTM layers.")
+@click.option("--embedding-size", type=int, help="Character embedding size.")
+@click.option("--sequence-length", type=int, help="Truncated-BPTT window (characters).")
+@click.option("--batch-size", type=int, help="Parallel character streams per batch.")
+@click.option("--learning-rate", type=float, help="SGD learning rate.")
+@click.option("--clip", type=float, help="Gradient norm clipping.")
+@click.option("--dropout", type=float, help="Dropout.")
+@click.option("--anneal-factor", type=float, help="Learning rate factor after a validation plateau.")
+@click.option("--patience", type=int, help="Validations without improvement before annealing.")
+@click.option("--validate-minutes", type=float, help="Minutes of training between validations.")
+@click.option("--checkpoint-minutes", type=float, help="Minutes between checkpoints.")
+@click.option("--valid-chars", type=int, help="Characters of valid (and test) used for perplexity.")
+@click.option("--max-hours", type=float, default=None, help="Training time per direction [default: 1 unless --max-chars].")
+@click.option("--max-chars", type=int, default=None, help="Characters to train on per direction.")
+@click.option("--heldout-fraction", type=float, default=0.01, show_default=True, help="Share of documents for valid and for test.")
+@click.option("--unk-fraction", type=float, default=1e-6, show_default=True, help="The rarest characters, up to this share of all, become <unk>.")
+@click.option("--name", default=None, help="Model folder prefix [default: LANG]: models go to charlm/NAME-forward, charlm/NAME-backward.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder for the model folders [default: charlm/ under $FLAIRSUITE_HOME].")
+@click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the model folder.")
+@click.option("--force", is_flag=True, help="Discard an earlier run's checkpoint and start over.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--threads", type=int, default=None, help="CPU threads [default: all cores].")
+@corpora_dir_option
+def train_charlm(**options: Any) -> None:
+    """Train forward and backward character LMs that plain Flair loads with FlairEmbeddings(path).
+
+    \b
+    Examples:
+      flairsuite train-charlm --lang de --max-hours 1
+      flairsuite train-charlm --lang de --direction forward --hidden-size 256 --max-chars 2000000
+      flairsuite train-charlm --lang de --resume          # after a kill: continues exactly
+    """
+    from flairsuite.charlm.command import train_charlm_command
+
+    for line in train_charlm_command(options):
+        click.echo(line)
+
+
 def parse_key_values(pairs: tuple[str, ...]) -> dict[str, str]:
     """`("a=1", "b=x")` -> `{"a": "1", "b": "x"}`; a pair without `=` is an error."""
     parsed = {}

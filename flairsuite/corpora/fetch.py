@@ -8,7 +8,6 @@ checked against its registered size and checksums and gets its final name only w
 import gzip
 import hashlib
 import http.client
-import os
 import shutil
 import tempfile
 import urllib.error
@@ -17,11 +16,11 @@ import urllib.request
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from tqdm import tqdm
 
+from flairsuite.atomic import atomic_file
 from flairsuite.corpora.readers import read_column
 from flairsuite.corpora.registry import DatasetSpec, FileSpec, FormatSpec, dataset
 from flairsuite.errors import FlairsuiteError
@@ -74,28 +73,6 @@ class Downloads:
             download(url, path, target)
             self.paths[url] = path
         return self.paths[url]
-
-
-def current_umask() -> int:
-    """The process umask (reading it means setting it, so it is set back at once)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-@contextmanager
-def atomic_file(target: Path) -> Iterator[Path]:
-    """A temporary file next to `target` that becomes `target` only if the block succeeds."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-    os.close(handle)
-    temp = Path(name)
-    temp.chmod(0o666 & ~current_umask())
-    try:
-        yield temp
-        os.replace(temp, target)
-    finally:
-        temp.unlink(missing_ok=True)
 
 
 def digests(path: Path) -> dict[str, object]:

@@ -1,0 +1,47 @@
+"""Atomic writes: a file gets its final name only once it is complete (temp file + os.replace)."""
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from flairsuite.errors import FlairsuiteError
+
+
+def current_umask() -> int:
+    """The process umask (reading it means setting it, so it is set back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def atomic_file(target: Path) -> Iterator[Path]:
+    """A temporary file next to `target` that becomes `target` only if the block succeeds."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    except OSError as err:
+        raise FlairsuiteError(f"cannot write {target}: {err.strerror or err}") from None
+    os.close(handle)
+    temp = Path(name)
+    temp.chmod(0o666 & ~current_umask())
+    try:
+        yield temp
+        os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def write_text(target: Path, text: str) -> None:
+    """Write `text` (UTF-8) to `target` atomically."""
+    with atomic_file(target) as temp:
+        temp.write_text(text, encoding="utf-8")
+
+
+def write_json(target: Path, data: Any) -> None:
+    """Write `data` as indented JSON to `target` atomically."""
+    write_text(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

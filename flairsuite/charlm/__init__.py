@@ -1,0 +1,1 @@
+"""Character language models: corpus preparation, training, reports."""

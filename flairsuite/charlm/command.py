@@ -1,0 +1,57 @@
+"""Glue between the `train-charlm` options, the recipes, corpus preparation and training."""
+
+from collections.abc import Iterator
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from flairsuite.charlm.prepare import PrepareConfig, prepare
+from flairsuite.charlm.recipes import recipe
+from flairsuite.charlm.run import budget_from, train_direction
+from flairsuite.charlm.trainer import Hyper
+from flairsuite.paths import corpora_dir, home
+
+DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
+
+
+def hyper_from(options: dict[str, Any]) -> tuple[str, Hyper]:
+    """The recipe's raw-text set and its preset with the options given on the command line."""
+    raw_set, preset = recipe(options["lang"], options["preset"])
+    overrides = {f.name: options[f.name] for f in fields(Hyper) if options.get(f.name) is not None}
+    return raw_set, Hyper(**{**preset, **overrides})
+
+
+def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
+    """Run `train-charlm`; yields the closing summary lines."""
+    raw_set, hyper = hyper_from(options)
+    max_hours = options["max_hours"]
+    budget = budget_from(1.0 if max_hours is None and options["max_chars"] is None else max_hours, options["max_chars"])
+    if options["threads"]:
+        torch.set_num_threads(options["threads"])
+    charlm_dir = Path(options["out_dir"]) if options["out_dir"] else home() / "charlm"
+    config = PrepareConfig(
+        language=options["lang"],
+        raw_set=raw_set,
+        corpus=tuple(options["corpus"]),
+        heldout_fraction=options["heldout_fraction"],
+        unk_fraction=options["unk_fraction"],
+        seed=options["seed"],
+    )
+    corpus = prepare(config, corpora_dir(options["corpora_dir"]), charlm_dir / "prepared")
+    yield f"prepared corpus: {corpus.path} ({corpus.meta['splits']['train']:,} training characters)"
+    for source, stats in corpus.meta["sources"].items():
+        yield f"  {source}: {stats['documents']:,} documents, {stats['sentences_removed']} NER dev/test sentences removed"
+    rows = []
+    for forward in DIRECTIONS[options["direction"]]:
+        name = f"{options['name'] or options['lang']}-{'forward' if forward else 'backward'}"
+        summary = train_direction(
+            corpus, charlm_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"]
+        )
+        rows.append((name, summary))
+    yield f"{'model':<20}{'chars seen':>14}{'hours':>8}{'chars/s':>10}{'valid ppl':>11}{'test ppl':>10}"
+    for name, s in rows:
+        yield f"{name:<20}{s['chars_seen']:>14,}{s['hours']:>8.2f}{s['chars_per_second']:>10,}{s['valid_ppl']:>11.3f}{s['test_ppl']:>10.3f}"
+    for name, s in rows:
+        yield f"{name}: {s['model']} (learning curve: {Path(s['model']).parent / 'learning-curve.png'})"

@@ -1,0 +1,240 @@
+"""Prepare raw text once for character-LM training (cached, deterministic).
+
+Documents are streamed from the language's raw-text sets (or `--corpus` files), every sentence of
+at least 5 tokens that occurs in a registered NER dev or test split of the language is cut out of
+them, and each document goes to train, valid or test (1 % each, at most 2 M characters each,
+decided by a hash of its position). The character dictionary is built from the corpus; the
+rarest characters (together at most `unk_fraction` of all characters, the paper's 0.0001 %)
+become `<unk>`. Each split is stored as text and as a memory-mapped uint16 array of character ids.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+from tqdm import tqdm
+
+from flairsuite.atomic import write_json
+from flairsuite.charlm.exclusion import SentenceIndex, heldout_sentences
+from flairsuite.corpora.raw import iter_documents, source_path
+from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset
+from flairsuite.errors import FlairsuiteError
+
+PREPARE_VERSION = 1
+SPLITS = ("train", "valid", "test")
+DELIMITER = "\n"  # between documents, as Flair's LanguageModel.document_delimiter
+ALWAYS_KEPT = (" ", DELIMITER)  # Flair pads with " "; documents end with the delimiter
+LINES = FileSpec(name="corpus", files=(), format=FormatSpec(kind="lines"))
+CHUNK_CHARS = 1 << 24
+
+
+@dataclass(frozen=True)
+class PrepareConfig:
+    """What determines a prepared corpus (and so its cache key)."""
+
+    language: str
+    raw_set: str = ""
+    corpus: tuple[str, ...] = ()
+    heldout_fraction: float = 0.01
+    max_heldout_chars: int = 2_000_000
+    unk_fraction: float = 1e-6
+    seed: int = 1
+
+
+@dataclass
+class Source:
+    """One input file of the corpus."""
+
+    name: str
+    path: Path
+    spec: FileSpec
+    encoding: str = "utf-8"
+
+    def identity(self) -> list:
+        stat = self.path.stat()
+        return [self.name, str(self.path.resolve()), stat.st_size, stat.st_mtime_ns]
+
+
+@dataclass
+class PreparedCorpus:
+    """A prepared corpus folder: `<split>.txt`, `<split>.bin` (uint16 ids), `vocab.json`, `meta.json`."""
+
+    path: Path
+    meta: dict = field(default_factory=dict)
+
+    def array(self, split: str) -> np.ndarray:
+        """The character ids of `split`, memory-mapped (read-only)."""
+        return np.memmap(self.path / f"{split}.bin", dtype=np.uint16, mode="r")
+
+    def text_path(self, split: str) -> Path:
+        return self.path / f"{split}.txt"
+
+    @property
+    def chars(self) -> list[str]:
+        """The dictionary's characters; index i + 1 is the id of chars[i] (0 is `<unk>`)."""
+        return json.loads((self.path / "vocab.json").read_text(encoding="utf-8"))["chars"]
+
+
+def corpus_sources(raw_set: str, corpus: Iterable[str], root: Path) -> list[Source]:
+    """The input files: `corpus` paths (files or folders of .txt/.txt.gz), else the registry's `raw_set`."""
+    paths = [Path(p) for p in corpus]
+    if not paths:
+        spec = dataset(raw_set)
+        return [Source(name, source_path(spec, entry, root), entry, spec.encoding) for name, entry in spec.sources.items()]
+    sources = []
+    for path in paths:
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.name.endswith((".txt", ".txt.gz")))
+            if not files:
+                raise FlairsuiteError(f"{path}: folder holds no .txt or .txt.gz files")
+        elif path.is_file():
+            files = [path]
+        else:
+            raise FlairsuiteError(f"{path}: no such file or folder")
+        sources.extend(Source(f.name, f, LINES) for f in files)
+    return sources
+
+
+def cache_key(config: PrepareConfig, sources: list[Source], heldout_files: list[Path]) -> str:
+    """A digest of everything the prepared data depends on."""
+    identity = {
+        "version": PREPARE_VERSION,
+        "config": asdict(config),
+        "sources": [s.identity() for s in sources],
+        "heldout": [[str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for p in heldout_files],
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def assign_split(index: int, seed: int, fraction: float) -> str:
+    """Deterministic split of the document at position `index`."""
+    bucket = zlib.crc32(f"{seed}:{index}".encode()) / 2**32
+    if bucket < fraction:
+        return "valid"
+    if bucket < 2 * fraction:
+        return "test"
+    return "train"
+
+
+def rare_characters(counts: Counter, unk_fraction: float) -> set[str]:
+    """The rarest characters whose counts together are at most `unk_fraction` of all characters."""
+    budget = unk_fraction * sum(counts.values())
+    rare: set[str] = set()
+    for char, count in sorted(counts.items(), key=lambda item: (item[1], item[0])):
+        if budget < count:
+            break
+        if char not in ALWAYS_KEPT:
+            rare.add(char)
+            budget -= count
+    return rare
+
+
+def _documents(sources: list[Source]) -> Iterator[tuple[Source, str]]:
+    for source in sources:
+        bar = tqdm(unit=" chars", unit_scale=True, desc=f"prepare {source.name}", leave=False)
+        for _, text in iter_documents(source.path, source.spec, source.encoding):
+            bar.update(len(text))
+            yield source, text
+        bar.close()
+
+
+def split_documents(
+    config: PrepareConfig, sources: list[Source], index: SentenceIndex, folder: Path
+) -> tuple[dict, Counter]:
+    """Write each document (minus held-out sentences) to `<split>.txt`; per-source counts and char counts."""
+    handles = {split: (folder / f"{split}.txt").open("w", encoding="utf-8", newline="\n") for split in SPLITS}
+    stats = {s.name: {"path": str(s.path), "documents": 0, "characters": 0, "sentences_removed": 0} for s in sources}
+    sizes = dict.fromkeys(SPLITS, 0)
+    counts: Counter = Counter()
+    try:
+        for position, (source, text) in enumerate(_documents(sources)):
+            text, removed = index.remove(text)
+            stats[source.name]["sentences_removed"] += removed
+            if not text:
+                continue
+            split = assign_split(position, config.seed, config.heldout_fraction)
+            if split != "train" and sizes[split] + len(text) > config.max_heldout_chars:
+                split = "train"
+            handles[split].write(text + DELIMITER)
+            sizes[split] += len(text) + 1
+            counts.update(text)
+            counts[DELIMITER] += 1
+            stats[source.name]["documents"] += 1
+            stats[source.name]["characters"] += len(text)
+    finally:
+        for handle in handles.values():
+            handle.close()
+    return stats, counts
+
+
+def encode_split(text_path: Path, lookup: np.ndarray, out: Path) -> int:
+    """Encode a text file into uint16 character ids, vectorised chunk by chunk; the number of ids."""
+    total = 0
+    with text_path.open(encoding="utf-8", newline="") as source, out.open("wb") as sink:
+        while chunk := source.read(CHUNK_CHARS):
+            codepoints = np.frombuffer(chunk.encode("utf-32-le"), dtype="<u4")
+            lookup[codepoints].tofile(sink)
+            total += len(codepoints)
+    return total
+
+
+def build(config: PrepareConfig, sources: list[Source], index: SentenceIndex, folder: Path) -> dict:
+    """Prepare the corpus into `folder`; its metadata."""
+    stats, counts = split_documents(config, sources, index, folder)
+    if not counts:
+        raise FlairsuiteError("the corpus holds no text: " + ", ".join(str(s.path) for s in sources))
+    rare = rare_characters(counts, config.unk_fraction)
+    chars = [c for c, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])) if c not in rare]
+    if len(chars) + 1 >= 2**16:
+        raise FlairsuiteError(f"{len(chars)} distinct characters do not fit uint16 ids; raise --unk-fraction")
+    lookup = np.zeros(0x110000, dtype=np.uint16)  # 0 = <unk>
+    lookup[[ord(c) for c in chars]] = np.arange(1, len(chars) + 1, dtype=np.uint16)
+    split_sizes = {split: encode_split(folder / f"{split}.txt", lookup, folder / f"{split}.bin") for split in SPLITS}
+    empty = [split for split, size in split_sizes.items() if size == 0]
+    if empty:
+        documents = sum(s["documents"] for s in stats.values())
+        raise FlairsuiteError(
+            f"the corpus ({documents} documents) is too small to hold out {' and '.join(empty)} text; "
+            "use more text or a larger --heldout-fraction"
+        )
+    write_json(folder / "vocab.json", {"chars": chars, "counts": [counts[c] for c in chars]})
+    return {
+        "config": asdict(config),
+        "sources": stats,
+        "heldout_sentences": len(index),
+        "splits": split_sizes,
+        "vocabulary": len(chars) + 1,
+        "unk_characters": {"distinct": len(rare), "occurrences": sum(counts[c] for c in rare)},
+    }
+
+
+def prepare(config: PrepareConfig, root: Path, cache: Path) -> PreparedCorpus:
+    """The prepared corpus for `config` below `cache`, built on first use (atomically, as a whole folder)."""
+    sources = corpus_sources(config.raw_set, config.corpus, root)
+    sentences, heldout_files = heldout_sentences(config.language, root)
+    folder = cache / f"{config.language}-{cache_key(config, sources, heldout_files)}"
+    if (folder / "meta.json").is_file():
+        return PreparedCorpus(folder, json.loads((folder / "meta.json").read_text(encoding="utf-8")))
+    temp = folder.with_name(f".{folder.name}.{os.getpid()}.part")
+    shutil.rmtree(temp, ignore_errors=True)
+    try:
+        temp.mkdir(parents=True)
+    except OSError as err:
+        raise FlairsuiteError(f"cannot write {temp}: {err.strerror or err}") from None
+    try:
+        meta = build(config, sources, SentenceIndex(sentences), temp)
+        meta["heldout_files"] = [str(p) for p in heldout_files]
+        write_json(temp / "meta.json", meta)
+        shutil.rmtree(folder, ignore_errors=True)
+        os.replace(temp, folder)
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    return PreparedCorpus(folder, meta)

@@ -1,0 +1,33 @@
+"""Per-language character-LM recipes (YAML in `recipes/`): a preset of hyper-parameters and a corpus."""
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from flairsuite.corpora.registry import unknown_name_error
+from flairsuite.errors import FlairsuiteError
+
+
+@lru_cache(maxsize=None)
+def _load(name: str) -> dict[str, Any]:
+    text = resources.files("flairsuite.charlm").joinpath("recipes", f"{name}.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text) or {}
+
+
+def languages() -> list[str]:
+    """Languages that have a recipe."""
+    folder = resources.files("flairsuite.charlm").joinpath("recipes")
+    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml") and p.name != "default.yaml")
+
+
+def recipe(language: str, preset: str = "cpu") -> tuple[str, dict[str, Any]]:
+    """(raw-text set name, hyper-parameters) of `language` with `preset` applied."""
+    if language not in languages():
+        raise unknown_name_error("language", language, languages())
+    presets = _load("default")["presets"]
+    if preset not in presets:
+        raise FlairsuiteError(f"unknown preset '{preset}' (presets: {', '.join(presets)})")
+    own = _load(language)
+    return own["corpus"], {**presets[preset], **(own.get("presets") or {}).get(preset, {})}

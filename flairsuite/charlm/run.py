@@ -1,0 +1,109 @@
+"""`flairsuite train-charlm`: prepare the corpus, train each direction, report perplexities."""
+
+import logging
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Optional
+
+import torch
+from flair.models import LanguageModel
+
+from flairsuite.atomic import atomic_file, write_json
+from flairsuite.charlm.allocator import keep_freed_memory
+from flairsuite.charlm.prepare import PreparedCorpus
+from flairsuite.charlm.trainer import Budget, CharLMTrainer, Hyper, evaluation_batches, evaluate
+from flairsuite.errors import FlairsuiteError
+
+log = logging.getLogger("flairsuite")
+
+
+def writable_folder(folder: Path) -> Path:
+    """`folder`, created if needed; a one-line error if it cannot be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise FlairsuiteError(f"cannot write to {folder}: {err.strerror or err}") from None
+    return folder
+
+
+def start_or_resume(trainer: CharLMTrainer, resume: bool, force: bool) -> None:
+    """Resume from an existing checkpoint only when asked; never overwrite one silently."""
+    if trainer.checkpoint_path.exists():
+        if force:
+            trainer.checkpoint_path.unlink()
+            trainer.model_path.unlink(missing_ok=True)
+        elif resume:
+            trainer.restore()
+            log.info("resuming %s at %s characters", trainer.out, f"{trainer.progress.chars:,}")
+        else:
+            raise FlairsuiteError(
+                f"{trainer.out} holds the checkpoint of an earlier run: pass --resume to continue it or --force to start over"
+            )
+    elif resume:
+        log.warning("no checkpoint in %s: starting a new run", trainer.out)
+
+
+def plot_curve(history: list[dict[str, float]], title: str, path: Path) -> None:
+    """Learning curve (train and valid perplexity per character over characters seen) as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    chars = [point["chars"] / 1e6 for point in history]
+    figure, axis = plt.subplots(figsize=(6, 4))
+    axis.plot(chars, [p["train_ppl"] for p in history], marker=".", label="train")
+    axis.plot(chars, [p["valid_ppl"] for p in history], marker="o", label="valid")
+    axis.set_xlabel("characters seen (millions)")
+    axis.set_ylabel("perplexity per character")
+    axis.set_title(title)
+    axis.grid(alpha=0.3)
+    axis.legend()
+    figure.tight_layout()
+    with atomic_file(path) as temp:
+        figure.savefig(temp, format="png", dpi=120)
+    plt.close(figure)
+
+
+def train_direction(
+    corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, budget: Budget, resume: bool, force: bool, seed: int
+) -> dict[str, Any]:
+    """Train one direction into `out`; its summary (also written to `out/summary.json`)."""
+    trainer = CharLMTrainer(corpus, writable_folder(out), hyper, forward, seed)
+    start_or_resume(trainer, resume, force)
+    keep_freed_memory()
+    progress = trainer.train(budget, desc=out.name)
+    best = LanguageModel.load_language_model(trainer.model_path)  # on flair.device
+    test_loss = evaluate(best, evaluation_batches(corpus.array("test"), hyper, forward))
+    summary = {
+        "model": str(trainer.model_path),
+        "direction": "forward" if forward else "backward",
+        "chars_seen": progress.chars,
+        "steps": progress.steps_done,
+        "epochs": round(progress.epoch + progress.step / len(trainer.train_batches), 3),
+        "hours": round(progress.seconds / 3600, 3),
+        "chars_per_second": round(progress.chars / max(progress.seconds, 1e-9)),
+        "valid_ppl": round(math.exp(progress.best_valid_loss), 4),
+        "test_ppl": round(math.exp(test_loss), 4),
+        "device": str(trainer.device),
+        "threads": torch.get_num_threads(),
+        "hyper": asdict(hyper),
+        "corpus": corpus.meta,
+        "history": progress.history,
+    }
+    write_json(out / "summary.json", summary)
+    plot_curve(progress.history, f"{out.name}: character LM", out / "learning-curve.png")
+    return summary
+
+
+def budget_from(max_hours: Optional[float], max_chars: Optional[int]) -> Budget:
+    """A budget; at least one limit must be given."""
+    if max_hours is None and max_chars is None:
+        raise FlairsuiteError("give a budget: --max-hours or --max-chars")
+    if (max_hours is not None and max_hours <= 0) or (max_chars is not None and max_chars <= 0):
+        raise FlairsuiteError("--max-hours and --max-chars must be positive")
+    return Budget(max_hours, max_chars)

@@ -1,0 +1,230 @@
+"""The training loop around Flair's own `LanguageModel`: time-boxed, checkpointed, exactly resumable.
+
+The model file (`best-lm.pt`) is written by `LanguageModel.save`, so plain Flair loads it with
+`FlairEmbeddings(path)`. The loop is the suite's: batches are sliced from a memory-mapped id array,
+validation runs on a capped slice of valid every few minutes (no text generation stalls it), the
+learning rate is annealed on validation plateaus, and checkpoints carry model, optimizer,
+scheduler, RNG, hidden state and data position.
+"""
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import flair
+import torch
+import torch.nn.functional as F
+from flair.data import Dictionary
+from flair.models import LanguageModel
+from tqdm import tqdm
+
+from flairsuite.atomic import atomic_file
+from flairsuite.charlm import checkpoint
+from flairsuite.charlm.batches import StreamBatches
+from flairsuite.charlm.prepare import PreparedCorpus
+from flairsuite.errors import FlairsuiteError
+
+
+@dataclass(frozen=True)
+class Hyper:
+    """Hyper-parameters of one character LM (a recipe preset, with CLI overrides)."""
+
+    hidden_size: int
+    nlayers: int
+    embedding_size: int
+    sequence_length: int
+    batch_size: int
+    learning_rate: float
+    clip: float
+    dropout: float
+    anneal_factor: float
+    patience: int
+    validate_minutes: float
+    checkpoint_minutes: float
+    valid_chars: int
+
+
+@dataclass
+class Progress:
+    """Counters that survive a resume."""
+
+    epoch: int = 0
+    step: int = 0
+    steps_done: int = 0
+    chars: int = 0
+    seconds: float = 0.0
+    best_valid_loss: float = math.inf
+    history: list[dict[str, float]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When to stop: after `max_hours` of training time or `max_chars` characters (whichever first)."""
+
+    max_hours: Optional[float] = None
+    max_chars: Optional[int] = None
+
+    def spent(self, progress: Progress) -> bool:
+        over_time = self.max_hours is not None and progress.seconds >= self.max_hours * 3600
+        over_chars = self.max_chars is not None and progress.chars >= self.max_chars
+        return over_time or over_chars
+
+
+def char_dictionary(chars: list[str]) -> Dictionary:
+    """Flair's character dictionary: `<unk>` at 0, then `chars` in order (the ids of the prepared arrays)."""
+    dictionary = Dictionary(add_unk=True)
+    for char in chars:
+        dictionary.add_item(char)
+    return dictionary
+
+
+def evaluation_batches(ids: Any, hyper: Hyper, forward: bool) -> StreamBatches:
+    """Batches over at most `valid_chars` characters, with fewer streams for a small split."""
+    ids = ids[: hyper.valid_chars + 1]
+    streams = max(1, min(hyper.batch_size, (len(ids) - 1) // hyper.sequence_length))
+    return StreamBatches(ids, streams, hyper.sequence_length, forward)
+
+
+def evaluate(model: LanguageModel, batches: StreamBatches) -> float:
+    """Mean cross-entropy per character (nats) of `model` over `batches`."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    hidden = model.init_hidden(batches.batch_size)
+    total = torch.zeros((), device=device)
+    with torch.no_grad():
+        for step in range(len(batches)):
+            inputs, targets = (t.to(device) for t in batches.batch(step))
+            output, _, hidden = model(inputs, hidden)
+            total += F.cross_entropy(output.view(-1, output.size(-1)), targets.view(-1), reduction="sum")
+    model.train(was_training)
+    return total.item() / (len(batches) * batches.chars_per_step)
+
+
+class CharLMTrainer:
+    """Trains one direction of a character LM from a prepared corpus into folder `out`."""
+
+    def __init__(self, corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, seed: int = 1) -> None:
+        self.corpus, self.out, self.hyper, self.forward, self.seed = corpus, out, hyper, forward, seed
+        self.checkpoint_path = out / "checkpoint.pt"
+        self.model_path = out / "best-lm.pt"
+        self.device = flair.device
+        self.train_batches = StreamBatches(corpus.array("train"), hyper.batch_size, hyper.sequence_length, forward)
+        self.valid_batches = evaluation_batches(corpus.array("valid"), hyper, forward)
+        torch.manual_seed(seed)
+        self.model = LanguageModel(
+            char_dictionary(corpus.chars),
+            is_forward_lm=forward,
+            hidden_size=hyper.hidden_size,
+            nlayers=hyper.nlayers,
+            embedding_size=hyper.embedding_size,
+            dropout=hyper.dropout,
+        )  # created on flair.device (its `.to()` returns None, so no chaining)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=hyper.learning_rate)
+        self.scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+            self.optimizer, mode="min", factor=hyper.anneal_factor, patience=hyper.patience
+        )
+        self.progress = Progress()
+        self.hidden = self.model.init_hidden(hyper.batch_size)
+
+    def identity(self) -> dict[str, Any]:
+        """What a checkpoint must match to be resumed by this trainer."""
+        return {"hyper": asdict(self.hyper), "forward": self.forward, "corpus": self.corpus.path.name, "seed": self.seed}
+
+    def save_checkpoint(self) -> None:
+        checkpoint.save(
+            self.checkpoint_path,
+            {
+                **self.identity(),
+                "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(),
+                "rng": checkpoint.rng_state(),
+                "hidden": tuple(h.cpu() for h in self.hidden),
+                "progress": asdict(self.progress),
+            },
+        )
+
+    def restore(self) -> None:
+        """Continue from the checkpoint in `out` (the same settings are required)."""
+        state = checkpoint.load(self.checkpoint_path)
+        mismatched = [key for key, value in self.identity().items() if state.get(key) != value]
+        if mismatched:
+            raise FlairsuiteError(
+                f"{self.checkpoint_path} was made with other settings ({', '.join(mismatched)} differ); "
+                "resume with the same options, or start over with --force"
+            )
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        checkpoint.set_rng_state(state["rng"])
+        self.hidden = tuple(h.to(self.device) for h in state["hidden"])
+        self.progress = Progress(**state["progress"])
+
+    def save_model(self) -> None:
+        """Write `best-lm.pt` atomically (never half-written), in Flair's LanguageModel format."""
+        with atomic_file(self.model_path) as temp:
+            self.model.save(temp)
+
+    def validate(self, train_loss: float) -> None:
+        """Validation point: anneal, keep the best model, record the learning curve."""
+        valid_loss = evaluate(self.model, self.valid_batches)
+        self.scheduler.step(valid_loss)
+        if valid_loss < self.progress.best_valid_loss:
+            self.progress.best_valid_loss = valid_loss
+            self.save_model()
+        self.progress.history.append(
+            {
+                "chars": self.progress.chars,
+                "seconds": round(self.progress.seconds, 1),
+                "train_ppl": math.exp(train_loss),
+                "valid_ppl": math.exp(valid_loss),
+                "lr": self.optimizer.param_groups[0]["lr"],
+            }
+        )
+
+    def step(self) -> torch.Tensor:
+        """One truncated-BPTT update; the (device) loss."""
+        if self.progress.step >= len(self.train_batches):
+            self.progress.epoch += 1
+            self.progress.step = 0
+            self.hidden = self.model.init_hidden(self.hyper.batch_size)
+        inputs, targets = (t.to(self.device, non_blocking=True) for t in self.train_batches.batch(self.progress.step))
+        self.hidden = tuple(h.detach() for h in self.hidden)
+        output, _, self.hidden = self.model(inputs, self.hidden)
+        loss = F.cross_entropy(output.view(-1, output.size(-1)), targets.view(-1))
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.hyper.clip)
+        self.optimizer.step()
+        self.progress.step += 1
+        self.progress.steps_done += 1
+        self.progress.chars += self.train_batches.chars_per_step
+        return loss.detach()
+
+    def train(self, budget: Budget, desc: str = "train") -> Progress:
+        """Train until the budget is spent; validation and checkpoints on the clock."""
+        self.model.train()
+        progress = self.progress
+        last_validation = last_checkpoint = progress.seconds
+        losses: list[torch.Tensor] = []
+        bar = tqdm(total=budget.max_chars, initial=progress.chars, unit="char", unit_scale=True, desc=desc)
+        started = time.perf_counter() - progress.seconds
+        while not budget.spent(progress):
+            losses.append(self.step())
+            progress.seconds = time.perf_counter() - started
+            bar.update(self.train_batches.chars_per_step)
+            if len(losses) % 10 == 0:
+                bar.set_postfix(ppl=f"{math.exp(torch.stack(losses[-10:]).mean().item()):.2f}", lr=self.optimizer.param_groups[0]["lr"])
+            due = progress.seconds - last_validation >= self.hyper.validate_minutes * 60
+            if due or budget.spent(progress):
+                self.validate(torch.stack(losses).mean().item())
+                losses.clear()
+                last_validation = progress.seconds = time.perf_counter() - started
+            if due or budget.spent(progress) or progress.seconds - last_checkpoint >= self.hyper.checkpoint_minutes * 60:
+                self.save_checkpoint()
+                last_checkpoint = progress.seconds = time.perf_counter() - started
+        bar.close()
+        return progress
