@@ -168,6 +168,36 @@ def train_charlm(**options: Any) -> None:
         click.echo(line)
 
 
+@cli.command("train-fasttext")
+@click.option("--lang", required=True, help="Language (de, en, da, zh): its raw-text set, and the labeled corpora whose tokens are added.")
+@click.option("--corpus", multiple=True, type=click.Path(), help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set (as train-charlm).")
+@click.option("--dim", type=click.IntRange(min=1), default=100, show_default=True, help="Vector size (fastText's published vectors: 300; 100 suits 2 CPU cores).")
+@click.option("--epochs", type=click.IntRange(min=1), default=5, show_default=True, help="Passes over the training text.")
+@click.option("--min-count", type=click.IntRange(min=1), default=5, show_default=True, help="Words rarer than this get no vector of their own.")
+@click.option("--buckets", type=click.IntRange(min=1), default=2_000_000, show_default=True, help="Hash buckets for character n-grams (memory: buckets x dim floats).")
+@click.option("--heldout-fraction", type=float, default=0.01, show_default=True, help="Share of documents held out (as train-charlm; the prepared corpus is shared).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder for the vectors folder LANG-fasttext [default: wordvectors/ under $FLAIRSUITE_HOME].")
+@click.option("--force", is_flag=True, help="Replace existing vectors.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads [default: all cores].")
+@corpora_dir_option
+def train_fasttext(**options: Any) -> None:
+    """Train fastText word vectors on the train-charlm corpus; plain Flair loads them with WordEmbeddings(path).
+
+    Tokens of the language's local NER and PoS corpora that the vocabulary lacks get their
+    subword-built vectors added, since WordEmbeddings ignores fastText's n-grams.
+
+    \b
+    Examples:
+      flairsuite train-fasttext --lang de
+      flairsuite train-fasttext --lang de --dim 300 --epochs 10 --force
+    """
+    from flairsuite.wordvectors.command import train_fasttext_command
+
+    for line in train_fasttext_command(options):
+        click.echo(line)
+
+
 def parse_key_values(pairs: tuple[str, ...]) -> dict[str, str]:
     """`("a=1", "b=x")` -> `{"a": "1", "b": "x"}`; a pair without `=` is an error."""
     parsed = {}

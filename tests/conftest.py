@@ -40,3 +40,18 @@ def sturm(tmp_path: Path, write: Callable[..., Path]) -> Callable[..., Path]:
         return tmp_path
 
     return _sturm
+
+
+NAMES = ("Anna", "Karl", "Marie", "Otto", "Else")
+PLACES = ("Berlin", "München", "Hamburg", "Wien", "Köln")
+VERBS = ("besuchte", "verließ", "erreichte", "liebte")
+DAYS = ("Montag", "Dienstag", "Freitag", "Sonntag")
+
+
+def german_text(documents: int = 300) -> str:
+    """`documents` short German sentences from one template, one per line (every word in every split)."""
+    lines = []
+    for i in range(documents):
+        day, verb, name, place = DAYS[i % 4], VERBS[i // 4 % 4], NAMES[i % 5], PLACES[i // 5 % 5]
+        lines.append(f"Am {day} {verb} {name} die Stadt {place}, sagte der König vor Gericht.")
+    return "\n".join(lines) + "\n"

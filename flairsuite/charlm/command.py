@@ -7,42 +7,40 @@ from typing import Any
 
 import torch
 
-from flairsuite.charlm.prepare import PrepareConfig, prepare
+from flairsuite.charlm.corpus import describe, prepare_language
 from flairsuite.charlm.recipes import recipe
 from flairsuite.charlm.run import budget_from, train_direction
 from flairsuite.charlm.trainer import Hyper
-from flairsuite.paths import corpora_dir, home
+from flairsuite.paths import home
 
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
 
 
-def hyper_from(options: dict[str, Any]) -> tuple[str, Hyper]:
-    """The recipe's raw-text set and its preset with the options given on the command line."""
-    raw_set, preset = recipe(options["lang"], options["preset"])
+def hyper_from(options: dict[str, Any]) -> Hyper:
+    """The recipe's preset with the options given on the command line."""
+    _, preset = recipe(options["lang"], options["preset"])
     overrides = {f.name: options[f.name] for f in fields(Hyper) if options.get(f.name) is not None}
-    return raw_set, Hyper(**{**preset, **overrides})
+    return Hyper(**{**preset, **overrides})
 
 
 def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
     """Run `train-charlm`; yields the closing summary lines."""
-    raw_set, hyper = hyper_from(options)
+    hyper = hyper_from(options)
     max_hours = options["max_hours"]
     budget = budget_from(1.0 if max_hours is None and options["max_chars"] is None else max_hours, options["max_chars"])
     if options["threads"]:
         torch.set_num_threads(options["threads"])
     charlm_dir = Path(options["out_dir"]) if options["out_dir"] else home() / "charlm"
-    config = PrepareConfig(
-        language=options["lang"],
-        raw_set=raw_set,
-        corpus=tuple(options["corpus"]),
-        heldout_fraction=options["heldout_fraction"],
-        unk_fraction=options["unk_fraction"],
-        seed=options["seed"],
+    corpus = prepare_language(
+        options["lang"],
+        options["corpus"],
+        options["corpora_dir"],
+        charlm_dir / "prepared",
+        options["heldout_fraction"],
+        options["unk_fraction"],
+        options["seed"],
     )
-    corpus = prepare(config, corpora_dir(options["corpora_dir"]), charlm_dir / "prepared")
-    yield f"prepared corpus: {corpus.path} ({corpus.meta['splits']['train']:,} training characters)"
-    for source, stats in corpus.meta["sources"].items():
-        yield f"  {source}: {stats['documents']:,} documents, {stats['sentences_removed']} NER dev/test sentences removed"
+    yield from describe(corpus)
     rows = []
     for forward in DIRECTIONS[options["direction"]]:
         name = f"{options['name'] or options['lang']}-{'forward' if forward else 'backward'}"

@@ -139,11 +139,10 @@ def rare_characters(counts: Counter, unk_fraction: float) -> set[str]:
 
 def _documents(sources: list[Source]) -> Iterator[tuple[Source, str]]:
     for source in sources:
-        bar = tqdm(unit=" chars", unit_scale=True, desc=f"prepare {source.name}", leave=False)
-        for _, text in iter_documents(source.path, source.spec, source.encoding):
-            bar.update(len(text))
-            yield source, text
-        bar.close()
+        with tqdm(unit=" chars", unit_scale=True, desc=f"prepare {source.name}", leave=False) as bar:
+            for _, text in iter_documents(source.path, source.spec, source.encoding):
+                bar.update(len(text))
+                yield source, text
 
 
 def split_documents(

@@ -1,0 +1,1 @@
+"""fastText word vectors trained on a language's prepared raw text, saved for plain Flair `WordEmbeddings`."""

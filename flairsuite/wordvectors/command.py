@@ -1,0 +1,82 @@
+"""Glue between the `train-fasttext` options, the shared corpus preparation, training and the saved vectors."""
+
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import gensim
+
+from flairsuite.atomic import write_json
+from flairsuite.charlm.corpus import default_cache, describe, prepare_language
+from flairsuite.paths import corpora_dir, home
+from flairsuite.wordvectors.coverage import augmented, coverage_row, labeled_tokens
+from flairsuite.wordvectors.report import neighbour_lines, neighbours, oov_table
+from flairsuite.wordvectors.store import VECTORS_FILE, atomic_folder, vectors_folder
+from flairsuite.wordvectors.tokens import TokenStream
+from flairsuite.wordvectors.train import FastTextConfig, train_fasttext
+
+WORDVECTORS = "wordvectors"  # below $FLAIRSUITE_HOME
+
+
+def config_from(options: dict[str, Any]) -> FastTextConfig:
+    """Hyper-parameters from the command-line options (threads default to all cores)."""
+    return FastTextConfig(
+        dim=options["dim"],
+        epochs=options["epochs"],
+        min_count=options["min_count"],
+        threads=options["threads"] or os.cpu_count() or 1,
+        buckets=options["buckets"],
+        seed=options["seed"],
+    )
+
+
+def train_fasttext_command(options: dict[str, Any]) -> Iterator[str]:
+    """Run `train-fasttext`; yields the closing summary lines."""
+    lang, config = options["lang"], config_from(options)
+    out = Path(options["out_dir"]) if options["out_dir"] else home() / WORDVECTORS
+    target = vectors_folder(out, lang)
+    with atomic_folder(target, options["force"]) as temp:
+        corpus = prepare_language(
+            lang, options["corpus"], options["corpora_dir"], default_cache(), options["heldout_fraction"], seed=options["seed"]
+        )
+        yield from describe(corpus)
+        started = time.monotonic()
+        model = train_fasttext(TokenStream(corpus.text_path("train")), config, desc=f"{lang}-fasttext")
+        seconds = time.monotonic() - started
+        splits = list(labeled_tokens(lang, corpora_dir(options["corpora_dir"])))
+        vectors, added = augmented(model.wv, splits)
+        vectors.save(str(temp / VECTORS_FILE))
+        summary = {
+            "vectors": str(target / VECTORS_FILE),
+            "language": lang,
+            "config": asdict(config),
+            "vocabulary": len(model.wv),
+            "added_tokens": len(added),
+            "seconds": round(seconds, 1),
+            "coverage": [coverage_row(s, model.wv.key_to_index, vectors.key_to_index) for s in splits],
+            "neighbours": neighbours(model.wv, lang),
+            "gensim": gensim.__version__,
+            "corpus": corpus.meta,
+        }
+        write_json(temp / "summary.json", summary)
+    yield from summary_lines(summary, model.wv.key_to_index)
+
+
+def summary_lines(summary: dict[str, Any], vocab: dict[str, int]) -> Iterator[str]:
+    """The closing report: sizes, time, OOV table and nearest neighbours."""
+    yield (
+        f"vocabulary: {summary['vocabulary']:,} words (dim {summary['config']['dim']}), "
+        f"{summary['added_tokens']:,} corpus tokens added from subwords, trained in {summary['seconds']:.1f} s"
+    )
+    if summary["coverage"]:
+        yield "OOV tokens of the labeled corpora (as Flair's WordEmbeddings looks them up):"
+        yield from oov_table(summary["coverage"])
+    else:
+        yield "no labeled corpus of this language found locally: nothing added"
+    if summary["neighbours"]:
+        yield "nearest neighbours:"
+        yield from neighbour_lines(summary["neighbours"], vocab)
+    yield f"vectors: {summary['vectors']} (loads with flair.embeddings.WordEmbeddings(path))"

@@ -1,0 +1,27 @@
+"""Word tokens of raw text, split as the NER corpora split them, streamed for gensim."""
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+TOKEN = re.compile(r"\w+|[^\w\s]")  # words, and every other non-space character on its own
+MAX_TOKENS = 10_000  # gensim truncates longer sentences (word2vec MAX_WORDS_IN_BATCH), so documents are cut
+
+
+def tokenize(text: str) -> list[str]:
+    """`"Er kam, sah."` -> `["Er", "kam", ",", "sah", "."]`."""
+    return TOKEN.findall(text)
+
+
+class TokenStream:
+    """A restartable gensim corpus: the tokens of each line (document) of a text file, read anew on every pass."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __iter__(self) -> Iterator[list[str]]:
+        with self.path.open(encoding="utf-8") as handle:
+            for line in handle:
+                tokens = tokenize(line)
+                for start in range(0, len(tokens), MAX_TOKENS):
+                    yield tokens[start : start + MAX_TOKENS]

@@ -1,0 +1,60 @@
+"""Train gensim FastText on a token stream, with a progress bar per epoch."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from gensim.models import FastText
+from gensim.models.callbacks import CallbackAny2Vec
+from tqdm import tqdm
+
+from flairsuite.errors import FlairsuiteError
+
+
+@dataclass(frozen=True)
+class FastTextConfig:
+    """Hyper-parameters (skip-gram, character n-grams of 3 to 6 characters as in fastText)."""
+
+    dim: int = 100
+    epochs: int = 5
+    min_count: int = 5
+    threads: int = 1
+    buckets: int = 2_000_000
+    window: int = 5
+    seed: int = 1
+
+
+class EpochProgress(CallbackAny2Vec):
+    """A tqdm bar that advances at the end of each epoch."""
+
+    def __init__(self, epochs: int, desc: str) -> None:
+        self.bar = tqdm(total=epochs, unit=" epoch", desc=desc, leave=False)
+
+    def on_epoch_end(self, model: FastText) -> None:
+        self.bar.update(1)
+
+    def on_train_end(self, model: FastText) -> None:
+        self.bar.close()
+
+
+def train_fasttext(corpus: Iterable[list[str]], config: FastTextConfig, desc: str = "fasttext") -> FastText:
+    """A FastText model trained on `corpus` (iterated once for the vocabulary, then once per epoch)."""
+    model = FastText(
+        vector_size=config.dim,
+        window=config.window,
+        min_count=config.min_count,
+        workers=config.threads,
+        bucket=config.buckets,
+        epochs=config.epochs,
+        seed=config.seed,
+        sg=1,
+    )
+    model.build_vocab(corpus_iterable=corpus)
+    if not model.wv.key_to_index:
+        raise FlairsuiteError(f"no word occurs at least {config.min_count} times in the training text; lower --min-count or use more text")
+    model.train(
+        corpus_iterable=corpus,
+        total_examples=model.corpus_count,
+        epochs=model.epochs,
+        callbacks=[EpochProgress(model.epochs, desc)],
+    )
+    return model

@@ -1,0 +1,238 @@
+"""Character LMs on fixture text: preparation, training, Flair compatibility, kills and resumes."""
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from click.testing import CliRunner
+
+from flairsuite.charlm import checkpoint
+from flairsuite.charlm.prepare import PrepareConfig, prepare
+from flairsuite.charlm.run import train_direction
+from flairsuite.charlm.trainer import Budget, Hyper
+from flairsuite.cli import cli
+
+NAMES = ["Anna", "Herwarth", "Nell", "Franz", "Else", "Walden", "Marc", "Kandinsky"]
+PLACES = ["Berlin", "München", "Wien", "Paris", "Dresden", "Zürich"]
+VERBS = ["schreibt", "besucht", "grüßt", "erwartet", "kennt"]
+SECRET = "Der Brief aus Weimar kam gestern erst an ."  # a Sturm dev sentence hidden in the raw text
+
+TINY = Hyper(
+    hidden_size=16, nlayers=1, embedding_size=8, sequence_length=20, batch_size=4, learning_rate=2.0, clip=0.25,
+    dropout=0.0, anneal_factor=0.5, patience=2, validate_minutes=1000, checkpoint_minutes=1000, valid_chars=2000,
+)
+
+
+def fixture_text(documents: int = 400, seed: int = 0) -> str:
+    """Template sentences: learnable, varied, with one held-out sentence inside a document."""
+    rng = random.Random(seed)
+    lines = []
+    for index in range(documents):
+        words = [rng.choice(NAMES), rng.choice(VERBS), rng.choice(NAMES), "in", rng.choice(PLACES), "."]
+        line = " ".join(words)
+        if index == 7:
+            line = f"{line} {SECRET} {line}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def corpus_root(tmp_path: Path) -> Path:
+    """A corpora directory with a tiny Sturm set whose dev split holds SECRET."""
+    root = tmp_path / "corpora"
+    (root / "sturm").mkdir(parents=True)
+    tagged = "\n".join(f"{token} O" for token in SECRET.split()) + "\n\n"
+    for split in ("train", "dev", "test"):
+        (root / "sturm" / f"{split}_sturm.conll").write_text(tagged if split == "dev" else "Hallo O\n\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def prepared(tmp_path: Path, corpus_root: Path):
+    text = tmp_path / "raw.txt"
+    text.write_text(fixture_text() + "Ǆ selten\n", encoding="utf-8")
+    config = PrepareConfig(language="de", corpus=(str(text),), heldout_fraction=0.1, unk_fraction=1e-4)
+    return prepare(config, corpus_root, tmp_path / "prepared")
+
+
+def decode(corpus, split: str) -> str:
+    chars = ["\0"] + corpus.chars
+    return "".join(chars[i] for i in corpus.array(split))
+
+
+def test_prepare_cuts_heldout_sentences_and_encodes_all_text(prepared) -> None:
+    meta = prepared.meta
+    assert meta["sources"]["raw.txt"]["sentences_removed"] == 1
+    assert meta["heldout_sentences"] == 1
+    text = "".join(decode(prepared, split) for split in ("train", "valid", "test"))
+    assert SECRET not in text and "Weimar" not in text
+    assert text.count("\n") == 401  # every document kept, one delimiter each
+    assert sum(meta["splits"].values()) == len(text)
+    assert 0 < meta["splits"]["valid"] < meta["splits"]["train"] and meta["splits"]["test"] > 0
+    for split in ("train", "valid", "test"):  # the arrays hold exactly the text files
+        assert decode(prepared, split) == prepared.text_path(split).read_text(encoding="utf-8").replace("Ǆ", "\0")
+
+
+def test_rare_characters_become_unk_and_preparation_is_cached(prepared, tmp_path, corpus_root) -> None:
+    assert "Ǆ" not in prepared.chars and " " in prepared.chars and "\n" in prepared.chars
+    assert prepared.meta["unk_characters"] == {"distinct": 1, "occurrences": 1}
+    config = PrepareConfig(**{**prepared.meta["config"], "corpus": tuple(prepared.meta["config"]["corpus"])})
+    again = prepare(config, corpus_root, tmp_path / "prepared")
+    assert again.path == prepared.path
+    assert np.array_equal(again.array("train"), prepared.array("train"))
+
+
+def test_tiny_lm_learns_and_loads_in_plain_flair(prepared, tmp_path) -> None:
+    summaries = {}
+    for forward in (True, False):
+        out = tmp_path / ("fw" if forward else "bw")
+        hyper = Hyper(**{**TINY.__dict__, "validate_minutes": 0.001})
+        summaries[forward] = train_direction(prepared, out, hyper, forward, Budget(max_chars=30000), False, False, 1)
+    for summary in summaries.values():
+        curve = [point["valid_ppl"] for point in summary["history"]]
+        assert curve[-1] < 0.6 * curve[0]  # loss falls
+        assert summary["valid_ppl"] == pytest.approx(min(curve), rel=1e-3)
+        assert summary["chars_seen"] >= 30000
+    script = (
+        "from flair.embeddings import FlairEmbeddings, StackedEmbeddings; from flair.data import Sentence;"
+        f"e = StackedEmbeddings([FlairEmbeddings(r'{tmp_path / 'fw' / 'best-lm.pt'}'), FlairEmbeddings(r'{tmp_path / 'bw' / 'best-lm.pt'}')]);"
+        "s = Sentence('Anna grüßt Franz in Wien .'); e.embed(s);"
+        "import sys; assert 'flairsuite' not in sys.modules; print(e.embedding_length, [len(t.embedding) for t in s])"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "32 [32, 32, 32, 32, 32, 32]"
+
+
+def run_cli(*args: str) -> subprocess.Popen:
+    code = "import sys; from flairsuite.cli import main; sys.argv = ['flairsuite', *sys.argv[1:]]; main()"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
+
+
+def train_args(text: Path, root: Path, out: Path, max_chars: int) -> list[str]:
+    return [
+        "train-charlm", "--lang", "de", "--direction", "forward", "--corpus", str(text), "--corpora-dir", str(root),
+        "--out", str(out), "--hidden-size", "16", "--embedding-size", "8", "--sequence-length", "20",
+        "--batch-size", "4", "--learning-rate", "2", "--dropout", "0", "--validate-minutes", "1000",
+        "--checkpoint-minutes", "0", "--valid-chars", "2000", "--heldout-fraction", "0.1", "--threads", "1",
+        "--max-chars", str(max_chars),
+    ]
+
+
+def wait_for_steps(path: Path, steps: int, process: subprocess.Popen) -> None:
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        assert process.poll() is None, process.stdout.read()
+        if path.exists():
+            try:
+                if checkpoint.load(path)["progress"]["steps_done"] >= steps:
+                    return
+            except Exception:  # the file was replaced while being read
+                pass
+        time.sleep(0.2)
+    raise AssertionError("no checkpoint appeared")
+
+
+def test_sigkill_then_resume_continues_exactly(tmp_path, corpus_root) -> None:
+    text = tmp_path / "raw.txt"
+    text.write_text(fixture_text(), encoding="utf-8")
+    straight = run_cli(*train_args(text, corpus_root, tmp_path / "a", 24000))
+    assert straight.wait(timeout=300) == 0, straight.stdout.read()
+
+    killed = run_cli(*train_args(text, corpus_root, tmp_path / "b", 10**9))
+    wait_for_steps(tmp_path / "b" / "de-forward" / "checkpoint.pt", 40, killed)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    assert not (tmp_path / "b" / "de-forward" / "best-lm.pt").exists()
+    resumed = run_cli(*train_args(text, corpus_root, tmp_path / "b", 24000), "--resume")
+    assert resumed.wait(timeout=300) == 0, resumed.stdout.read()
+
+    a = json.loads((tmp_path / "a" / "de-forward" / "summary.json").read_text())
+    b = json.loads((tmp_path / "b" / "de-forward" / "summary.json").read_text())
+    assert a["steps"] == b["steps"] == 24000 // 80
+    assert a["chars_seen"] == b["chars_seen"]
+    assert b["valid_ppl"] == pytest.approx(a["valid_ppl"], rel=1e-5)
+    weights_a = checkpoint.load(tmp_path / "a" / "de-forward" / "checkpoint.pt")["model"]
+    weights_b = checkpoint.load(tmp_path / "b" / "de-forward" / "checkpoint.pt")["model"]
+    assert all(torch.allclose(weights_a[key], weights_b[key], atol=1e-6) for key in weights_a)
+
+
+def test_sigkill_during_checkpoint_write_keeps_the_previous_one(tmp_path, corpus_root) -> None:
+    text = tmp_path / "raw.txt"
+    text.write_text(fixture_text(), encoding="utf-8")
+    out = tmp_path / "c"
+    # the 5th checkpoint write dies half-way through, by SIGKILL
+    code = (
+        "import os, signal, sys, torch; from flairsuite.charlm import checkpoint; real = torch.save; calls = [0]\n"
+        "def dying_save(obj, f):\n"
+        "    calls[0] += 1\n"
+        "    if calls[0] == 5:\n"
+        "        open(f, 'wb').write(b'half a checkpoint'); os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    real(obj, f)\n"
+        "checkpoint.torch.save = dying_save\n"
+        "from flairsuite.cli import main; sys.argv = ['flairsuite', *sys.argv[1:]]; main()"
+    )
+    args = train_args(text, corpus_root, out, 24000)
+    process = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+    assert process.returncode == -signal.SIGKILL
+    folder = out / "de-forward"
+    assert checkpoint.load(folder / "checkpoint.pt")["progress"]["steps_done"] == 4
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) != []  # the torn temp file, never the real one
+    resumed = run_cli(*args, "--resume")
+    assert resumed.wait(timeout=300) == 0, resumed.stdout.read()
+    assert json.loads((folder / "summary.json").read_text())["steps"] == 300
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "holds no text"),
+        (b"Anna schreibt \xff\xfe Franz\n", r"raw.txt:1: not valid utf-8"),
+        (b"Anna schreibt Franz in Wien .\n" * 3, "too small to hold out|smaller than one batch"),
+    ],
+)
+def test_bad_corpus_is_one_line_error(tmp_path, corpus_root, content: bytes, message: str) -> None:
+    text = tmp_path / "raw.txt"
+    text.write_bytes(content)
+    result = CliRunner().invoke(cli, train_args(text, corpus_root, tmp_path / "out", 1000))
+    assert result.exit_code == 1
+    assert re.search(message, error_line(result.output))
+
+
+def error_line(output: str) -> str:
+    """The one `Error:` line of a failed command (progress bars aside), checked to be the last and only one."""
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    assert "Traceback" not in output and lines[-1].startswith("Error: ")
+    assert sum(line.startswith("Error: ") for line in lines) == 1
+    return lines[-1]
+
+
+def test_missing_corpus_unwritable_output_and_corrupt_checkpoint(tmp_path, corpus_root) -> None:
+    runner = CliRunner()
+    missing = runner.invoke(cli, train_args(tmp_path / "nope.txt", corpus_root, tmp_path / "out", 1000))
+    assert missing.exit_code == 1 and "nope.txt: no such file or folder" in error_line(missing.output)
+
+    text = tmp_path / "raw.txt"
+    text.write_text(fixture_text(), encoding="utf-8")
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("x")
+    unwritable = runner.invoke(cli, train_args(text, corpus_root, blocked / "models", 1000))
+    assert unwritable.exit_code == 1 and error_line(unwritable.output).startswith("Error: cannot write")
+
+    out = tmp_path / "out"
+    (out / "de-forward").mkdir(parents=True)
+    (out / "de-forward" / "checkpoint.pt").write_bytes(b"garbage")
+    corrupt = runner.invoke(cli, [*train_args(text, corpus_root, out, 1000), "--resume"])
+    assert corrupt.exit_code == 1 and "corrupt or unreadable checkpoint" in error_line(corrupt.output)
+    refused = runner.invoke(cli, train_args(text, corpus_root, out, 1000))
+    assert refused.exit_code == 1 and "--resume" in error_line(refused.output) and "--force" in refused.output
