@@ -2,14 +2,13 @@
 
 SPEC names the trainer (`flair` or `flairsuite`) and everything it needs. The Flair run never
 ends by itself: it writes `started.json` (the wall-clock time `t0` just before
-`LanguageModelTrainer.train` is called) and `events.jsonl` (one line per validation and per new
-best model, seconds since `t0`), and the parent kills it when the budget is spent.
+`LanguageModelTrainer.train` is called) and `events.jsonl` (one line per finished validation and
+per new best model, seconds since `t0`), and the parent kills it when the budget is spent.
 """
 
 import json
 import logging
 import random
-import re
 import sys
 import time
 from pathlib import Path
@@ -22,28 +21,25 @@ from flairsuite.charlm.prepare import PreparedCorpus
 from flairsuite.charlm.run import train_direction
 from flairsuite.charlm.trainer import Budget, Hyper, char_dictionary
 
-SPLIT_END = re.compile(r"end of split\s+(\d+)\s*/\s*\d+\s*\|\s*epoch\s+(\d+).*valid ppl\s+([\d.]+)")
-
-
 class EventLog(logging.Handler):
-    """Turns Flair's log lines into timed events: a finished split (with its valid ppl), a new best model."""
+    """Times Flair's log lines: each finished validation (numbered) and each new best model saved."""
 
     def __init__(self, path: Path, t0: float) -> None:
         super().__init__()
         self.sink = path.open("a", encoding="utf-8")
         self.t0 = t0
+        self.validations = 0
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
-        seconds = time.time() - self.t0
-        split = SPLIT_END.search(message)
-        if split:
-            event = {"event": "split", "split": int(split[1]), "epoch": int(split[2]), "flair_valid_ppl": float(split[3])}
-        elif message.startswith("best split so far"):
+        if message.startswith("best split so far"):  # logged right after best-lm.pt is saved
             event = {"event": "best"}
+        elif message.startswith("best loss so far"):  # logged after every split's validation
+            self.validations += 1
+            event = {"event": "validated", "splits": self.validations}
         else:
             return
-        self.sink.write(json.dumps({**event, "seconds": round(seconds, 3)}) + "\n")
+        self.sink.write(json.dumps({**event, "seconds": round(time.time() - self.t0, 3)}) + "\n")
         self.sink.flush()
 
 

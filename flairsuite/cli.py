@@ -133,6 +133,8 @@ def corpora_fetch(name: str, corpora_dir: Optional[str]) -> None:
 @click.option("--nlayers", type=int, help="LSTM layers.")
 @click.option("--embedding-size", type=int, help="Character embedding size.")
 @click.option("--sequence-length", type=int, help="Truncated-BPTT window (characters).")
+@click.option("--sequence-length-start", type=int, help="Window at the start of the ramp to --sequence-length.")
+@click.option("--ramp-chars", type=int, help="Characters over which the window grows (0: no ramp).")
 @click.option("--batch-size", type=int, help="Parallel character streams per batch.")
 @click.option("--learning-rate", type=float, help="SGD learning rate.")
 @click.option("--clip", type=float, help="Gradient norm clipping.")

@@ -78,13 +78,13 @@ def train_direction(
     keep_freed_memory()
     progress = trainer.train(budget, desc=out.name)
     best = LanguageModel.load_language_model(trainer.model_path)  # on flair.device
-    test_loss = evaluate(best, evaluation_batches(corpus.array("test"), hyper, forward))
+    test_loss = evaluate(best, evaluation_batches(corpus.array("test"), hyper, forward), hyper.sequence_length)
     summary = {
         "model": str(trainer.model_path),
         "direction": "forward" if forward else "backward",
         "chars_seen": progress.chars,
         "steps": progress.steps_done,
-        "epochs": round(progress.epoch + progress.step / len(trainer.train_batches), 3),
+        "epochs": round(progress.epoch + progress.offset / trainer.train_batches.stream_length, 3),
         "hours": round(progress.seconds / 3600, 3),
         "chars_per_second": round(progress.chars / max(progress.seconds, 1e-9)),
         "valid_ppl": round(math.exp(progress.best_valid_loss), 4),

@@ -5,6 +5,12 @@ The model file (`best-lm.pt`) is written by `LanguageModel.save`, so plain Flair
 validation runs on a capped slice of valid every few minutes (no text generation stalls it), the
 learning rate is annealed on validation plateaus, and checkpoints carry model, optimizer,
 scheduler, RNG, hidden state and data position.
+
+Window schedule: the truncated-BPTT window grows linearly from `sequence_length_start` to
+`sequence_length` over the first `ramp_chars` characters. Short windows early give many more
+updates per character at almost the same characters per second (the hidden state is still
+carried across windows), which is where a time-boxed run gains most; the paper's window of 250
+is reached after the ramp. `ramp_chars: 0` trains with the full window from the start.
 """
 
 import math
@@ -35,6 +41,8 @@ class Hyper:
     nlayers: int
     embedding_size: int
     sequence_length: int
+    sequence_length_start: int
+    ramp_chars: int
     batch_size: int
     learning_rate: float
     clip: float
@@ -51,7 +59,7 @@ class Progress:
     """Counters that survive a resume."""
 
     epoch: int = 0
-    step: int = 0
+    offset: int = 0
     steps_done: int = 0
     chars: int = 0
     seconds: float = 0.0
@@ -87,20 +95,29 @@ def evaluation_batches(ids: Any, hyper: Hyper, forward: bool) -> StreamBatches:
     return StreamBatches(ids, streams, hyper.sequence_length, forward)
 
 
-def evaluate(model: LanguageModel, batches: StreamBatches) -> float:
-    """Mean cross-entropy per character (nats) of `model` over `batches`."""
+def window_length(hyper: Hyper, chars: int) -> int:
+    """The BPTT window after `chars` training characters (see the window schedule above)."""
+    start = min(hyper.sequence_length_start, hyper.sequence_length)
+    if hyper.ramp_chars <= 0 or chars >= hyper.ramp_chars:
+        return hyper.sequence_length
+    return round(start + (hyper.sequence_length - start) * chars / hyper.ramp_chars)
+
+
+def evaluate(model: LanguageModel, batches: StreamBatches, length: int) -> float:
+    """Mean cross-entropy per character (nats) of `model` over consecutive windows of `length`."""
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
     hidden = model.init_hidden(batches.batch_size)
     total = torch.zeros((), device=device)
+    offsets = batches.windows(length)
     with torch.no_grad():
-        for step in range(len(batches)):
-            inputs, targets = (t.to(device) for t in batches.batch(step))
+        for offset in offsets:
+            inputs, targets = (t.to(device) for t in batches.window(offset, length))
             output, _, hidden = model(inputs, hidden)
             total += F.cross_entropy(output.view(-1, output.size(-1)), targets.view(-1), reduction="sum")
     model.train(was_training)
-    return total.item() / (len(batches) * batches.chars_per_step)
+    return total.item() / (len(offsets) * length * batches.batch_size)
 
 
 class CharLMTrainer:
@@ -123,8 +140,10 @@ class CharLMTrainer:
             dropout=hyper.dropout,
         )  # created on flair.device (its `.to()` returns None, so no chaining)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=hyper.learning_rate)
-        self.scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            self.optimizer, mode="min", factor=hyper.anneal_factor, patience=hyper.patience
+        self.scheduler = (  # anneal_factor 1 (the paper's preset): a constant learning rate
+            torch.optim.lr_scheduler.ReduceLROnPlateau(self.optimizer, factor=hyper.anneal_factor, patience=hyper.patience)
+            if hyper.anneal_factor < 1
+            else None
         )
         self.progress = Progress()
         self.hidden = self.model.init_hidden(hyper.batch_size)
@@ -140,7 +159,7 @@ class CharLMTrainer:
                 **self.identity(),
                 "model": self.model.state_dict(),
                 "optimizer": self.optimizer.state_dict(),
-                "scheduler": self.scheduler.state_dict(),
+                "scheduler": self.scheduler.state_dict() if self.scheduler else None,
                 "rng": checkpoint.rng_state(),
                 "hidden": tuple(h.cpu() for h in self.hidden),
                 "progress": asdict(self.progress),
@@ -158,7 +177,8 @@ class CharLMTrainer:
             )
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
+        if self.scheduler:
+            self.scheduler.load_state_dict(state["scheduler"])
         checkpoint.set_rng_state(state["rng"])
         self.hidden = tuple(h.to(self.device) for h in state["hidden"])
         self.progress = Progress(**state["progress"])
@@ -170,8 +190,9 @@ class CharLMTrainer:
 
     def validate(self, train_loss: float) -> None:
         """Validation point: anneal, keep the best model, record the learning curve."""
-        valid_loss = evaluate(self.model, self.valid_batches)
-        self.scheduler.step(valid_loss)
+        valid_loss = evaluate(self.model, self.valid_batches, self.hyper.sequence_length)
+        if self.scheduler:
+            self.scheduler.step(valid_loss)
         if valid_loss < self.progress.best_valid_loss:
             self.progress.best_valid_loss = valid_loss
             self.save_model()
@@ -187,11 +208,14 @@ class CharLMTrainer:
 
     def step(self) -> torch.Tensor:
         """One truncated-BPTT update; the (device) loss."""
-        if self.progress.step >= len(self.train_batches):
-            self.progress.epoch += 1
-            self.progress.step = 0
+        progress = self.progress
+        if progress.offset >= self.train_batches.stream_length - 1:
+            progress.epoch += 1
+            progress.offset = 0
             self.hidden = self.model.init_hidden(self.hyper.batch_size)
-        inputs, targets = (t.to(self.device, non_blocking=True) for t in self.train_batches.batch(self.progress.step))
+        length = window_length(self.hyper, progress.chars)
+        window = self.train_batches.window(progress.offset, length)
+        inputs, targets = (t.to(self.device, non_blocking=True) for t in window)
         self.hidden = tuple(h.detach() for h in self.hidden)
         output, _, self.hidden = self.model(inputs, self.hidden)
         loss = F.cross_entropy(output.view(-1, output.size(-1)), targets.view(-1))
@@ -199,9 +223,9 @@ class CharLMTrainer:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.hyper.clip)
         self.optimizer.step()
-        self.progress.step += 1
-        self.progress.steps_done += 1
-        self.progress.chars += self.train_batches.chars_per_step
+        progress.offset += inputs.size(0)
+        progress.steps_done += 1
+        progress.chars += inputs.numel()
         return loss.detach()
 
     def train(self, budget: Budget, desc: str = "train") -> Progress:
@@ -213,9 +237,10 @@ class CharLMTrainer:
         bar = tqdm(total=budget.max_chars, initial=progress.chars, unit="char", unit_scale=True, desc=desc)
         started = time.perf_counter() - progress.seconds
         while not budget.spent(progress):
+            chars = progress.chars
             losses.append(self.step())
             progress.seconds = time.perf_counter() - started
-            bar.update(self.train_batches.chars_per_step)
+            bar.update(progress.chars - chars)
             if len(losses) % 10 == 0:
                 bar.set_postfix(ppl=f"{math.exp(torch.stack(losses[-10:]).mean().item()):.2f}", lr=self.optimizer.param_groups[0]["lr"])
             due = progress.seconds - last_validation >= self.hyper.validate_minutes * 60

@@ -11,9 +11,10 @@ import gensim
 
 from flairsuite.atomic import write_json
 from flairsuite.charlm.corpus import default_cache, describe, prepare_language
+from flairsuite.charlm.prepare import PreparedCorpus
 from flairsuite.paths import corpora_dir, home
 from flairsuite.wordvectors.coverage import augmented, coverage_row, labeled_tokens
-from flairsuite.wordvectors.report import neighbour_lines, neighbours, oov_table
+from flairsuite.wordvectors.report import PROBES, neighbour_lines, neighbours, oov_table
 from flairsuite.wordvectors.store import VECTORS_FILE, atomic_folder, vectors_folder
 from flairsuite.wordvectors.tokens import TokenStream
 from flairsuite.wordvectors.train import FastTextConfig, train_fasttext
@@ -43,29 +44,37 @@ def train_fasttext_command(options: dict[str, Any]) -> Iterator[str]:
             lang, options["corpus"], options["corpora_dir"], default_cache(), options["heldout_fraction"], seed=options["seed"]
         )
         yield from describe(corpus)
-        started = time.monotonic()
-        model = train_fasttext(TokenStream(corpus.text_path("train")), config, desc=f"{lang}-fasttext")
-        seconds = time.monotonic() - started
-        splits = list(labeled_tokens(lang, corpora_dir(options["corpora_dir"])))
-        vectors, added = augmented(model.wv, splits)
-        vectors.save(str(temp / VECTORS_FILE))
-        summary = {
-            "vectors": str(target / VECTORS_FILE),
-            "language": lang,
-            "config": asdict(config),
-            "vocabulary": len(model.wv),
-            "added_tokens": len(added),
-            "seconds": round(seconds, 1),
-            "coverage": [coverage_row(s, model.wv.key_to_index, vectors.key_to_index) for s in splits],
-            "neighbours": neighbours(model.wv, lang),
-            "gensim": gensim.__version__,
-            "corpus": corpus.meta,
-        }
-        write_json(temp / "summary.json", summary)
-    yield from summary_lines(summary, model.wv.key_to_index)
+        summary = train_into(temp, corpus, config, corpora_dir(options["corpora_dir"]))
+    yield from summary_lines(summary)
+    yield f"vectors: {target / VECTORS_FILE} (loads with flair.embeddings.WordEmbeddings(path))"
 
 
-def summary_lines(summary: dict[str, Any], vocab: dict[str, int]) -> Iterator[str]:
+def train_into(folder: Path, corpus: PreparedCorpus, config: FastTextConfig, root: Path) -> dict[str, Any]:
+    """Train on `corpus`, add the uncovered tokens of the labeled corpora under `root`, save vectors and summary.json."""
+    language = corpus.meta["config"]["language"]
+    started = time.monotonic()
+    model = train_fasttext(TokenStream(corpus.text_path("train")), config, desc=f"{language}-fasttext")
+    seconds = time.monotonic() - started
+    splits = list(labeled_tokens(language, root))
+    vectors, added = augmented(model.wv, splits)
+    vectors.save(str(folder / VECTORS_FILE))
+    summary = {
+        "language": language,
+        "config": asdict(config),
+        "vocabulary": len(model.wv),
+        "added_tokens": len(added),
+        "seconds": round(seconds, 1),
+        "coverage": [coverage_row(s, model.wv.key_to_index, vectors.key_to_index) for s in splits],
+        "neighbours": neighbours(model.wv, language),
+        "unseen_probes": [word for word in PROBES.get(language, ()) if word not in model.wv.key_to_index],
+        "gensim": gensim.__version__,
+        "corpus": corpus.meta,
+    }
+    write_json(folder / "summary.json", summary)
+    return summary
+
+
+def summary_lines(summary: dict[str, Any]) -> Iterator[str]:
     """The closing report: sizes, time, OOV table and nearest neighbours."""
     yield (
         f"vocabulary: {summary['vocabulary']:,} words (dim {summary['config']['dim']}), "
@@ -78,5 +87,4 @@ def summary_lines(summary: dict[str, Any], vocab: dict[str, int]) -> Iterator[st
         yield "no labeled corpus of this language found locally: nothing added"
     if summary["neighbours"]:
         yield "nearest neighbours:"
-        yield from neighbour_lines(summary["neighbours"], vocab)
-    yield f"vectors: {summary['vectors']} (loads with flair.embeddings.WordEmbeddings(path))"
+        yield from neighbour_lines(summary["neighbours"], summary["unseen_probes"])

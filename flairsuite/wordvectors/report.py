@@ -14,8 +14,6 @@ PROBES = {
 
 def neighbours(wv: FastTextKeyedVectors, language: str, topn: int = 5) -> dict[str, list[tuple[str, float]]]:
     """The `topn` nearest vocabulary words of each probe word of `language` (an unseen probe by its n-grams)."""
-    if len(wv) < 2:
-        return {}
     return {word: [(w, round(float(s), 3)) for w, s in wv.most_similar(word, topn=topn)] for word in PROBES.get(language, ())}
 
 
@@ -26,8 +24,8 @@ def oov_table(rows: list[dict]) -> Iterator[str]:
         yield f"{r['dataset']:<14}{r['split']:<7}{r['tokens']:>10,}{r['oov_before_rate']:>12.2%}{r['oov_after_rate']:>11.2%}"
 
 
-def neighbour_lines(found: dict[str, list[tuple[str, float]]], vocab: dict[str, int]) -> Iterator[str]:
+def neighbour_lines(found: dict[str, list[tuple[str, float]]], unseen: list[str]) -> Iterator[str]:
     """`probe: w1 0.71, w2 0.65, ...`, probes outside the vocabulary marked."""
     for word, near in found.items():
-        mark = "" if word in vocab else " (not in vocabulary: n-grams)"
+        mark = " (not in vocabulary: n-grams)" if word in unseen else ""
         yield f"  {word}{mark}: " + ", ".join(f"{w} {s:.2f}" for w, s in near)
