@@ -556,7 +556,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     return 0
 
 
+def stop_on_sigterm() -> None:
+    """Let SIGTERM unwind like Ctrl-C, so that the child runs are killed and the run folders removed."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 if __name__ == "__main__":
+    stop_on_sigterm()
     try:
         sys.exit(main())
     except FlairsuiteError as err:

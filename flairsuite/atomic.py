@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,3 +46,28 @@ def write_text(target: Path, text: str) -> None:
 def write_json(target: Path, data: Any) -> None:
     """Write `data` as indented JSON to `target` atomically."""
     write_text(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+@contextmanager
+def atomic_folder(target: Path, force: bool) -> Iterator[Path]:
+    """A temporary folder next to `target` that replaces `target` only if the block succeeds.
+
+    An existing `target` is an error unless `force`; the error comes before any work is done.
+    """
+    if target.exists() and not force:
+        raise FlairsuiteError(f"{target} exists: pass --force to replace it")
+    temp = target.with_name(f".{target.name}.{os.getpid()}.part")
+    try:
+        shutil.rmtree(temp, ignore_errors=True)
+        temp.mkdir(parents=True)
+    except OSError as err:
+        raise FlairsuiteError(f"cannot write to {target.parent}: {err.strerror or err}") from None
+    try:
+        yield temp
+        old = target.with_name(f".{target.name}.{os.getpid()}.old")
+        if target.exists():
+            os.replace(target, old)
+        os.replace(temp, target)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)

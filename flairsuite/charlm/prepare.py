@@ -10,8 +10,6 @@ become `<unk>`. Each split is stored as text and as a memory-mapped uint16 array
 
 import hashlib
 import json
-import os
-import shutil
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -22,7 +20,7 @@ from typing import Optional
 import numpy as np
 from tqdm import tqdm
 
-from flairsuite.atomic import write_json
+from flairsuite.atomic import atomic_folder, write_json
 from flairsuite.charlm.exclusion import SentenceIndex, heldout_sentences
 from flairsuite.corpora.raw import iter_documents, source_path
 from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset
@@ -222,18 +220,8 @@ def prepare(config: PrepareConfig, root: Path, cache: Path) -> PreparedCorpus:
     folder = cache / f"{config.language}-{cache_key(config, sources, heldout_files)}"
     if (folder / "meta.json").is_file():
         return PreparedCorpus(folder, json.loads((folder / "meta.json").read_text(encoding="utf-8")))
-    temp = folder.with_name(f".{folder.name}.{os.getpid()}.part")
-    shutil.rmtree(temp, ignore_errors=True)
-    try:
-        temp.mkdir(parents=True)
-    except OSError as err:
-        raise FlairsuiteError(f"cannot write {temp}: {err.strerror or err}") from None
-    try:
+    with atomic_folder(folder, force=True) as temp:
         meta = build(config, sources, SentenceIndex(sentences), temp)
         meta["heldout_files"] = [str(p) for p in heldout_files]
         write_json(temp / "meta.json", meta)
-        shutil.rmtree(folder, ignore_errors=True)
-        os.replace(temp, folder)
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
     return PreparedCorpus(folder, meta)

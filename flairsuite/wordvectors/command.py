@@ -9,13 +9,13 @@ from typing import Any
 
 import gensim
 
-from flairsuite.atomic import write_json
+from flairsuite.atomic import atomic_folder, write_json
 from flairsuite.charlm.corpus import default_cache, describe, prepare_language
 from flairsuite.charlm.prepare import PreparedCorpus
 from flairsuite.paths import corpora_dir, home
 from flairsuite.wordvectors.coverage import augmented, coverage_row, labeled_tokens
 from flairsuite.wordvectors.report import PROBES, neighbour_lines, neighbours, oov_table
-from flairsuite.wordvectors.store import VECTORS_FILE, atomic_folder, vectors_folder
+from flairsuite.wordvectors.store import VECTORS_FILE, vectors_folder
 from flairsuite.wordvectors.tokens import TokenStream
 from flairsuite.wordvectors.train import FastTextConfig, train_fasttext
 
