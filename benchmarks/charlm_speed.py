@@ -370,8 +370,13 @@ def bench_size(
     """All runs at one hidden size: flairsuite first (its speed sizes Flair's split files), then each Flair setting."""
     h = hyper.hidden_size
     scale = Scale(hyper, text, args.budget, flops_per_char(hyper, char_dictionary(corpus.chars)), peak)
-    spec = {"hyper": asdict(hyper), "prepared": str(corpus.path), "budget": args.budget, "threads": args.threads}
-    spec["seed"] = args.seed
+    spec = {
+        "hyper": asdict(hyper),
+        "prepared": str(corpus.path),
+        "budget": args.budget,
+        "threads": args.threads,
+        "seed": args.seed,
+    }
     folder = run_folder(work, f"h{h}-flairsuite")
     print(f"hidden {h}: flairsuite, {args.budget:.0f} s ...", flush=True)
     fs_spec = {**spec, "trainer": "flairsuite", "out": str(folder)}
@@ -382,7 +387,7 @@ def bench_size(
     corpus_folder = work / f"h{h}-flair-corpus"
     split_ids = flair_corpus(corpus, corpus_folder, split_chars, text[: args.valid_chars])
     for name, env in FLAIR_CONFIGS.items():
-        folder = run_folder(work, f"h{h}-{name.replace(' ', '').replace('(', '-').rstrip(')')}")
+        folder = run_folder(work, f"h{h}-{name.replace(' (', '-').rstrip(')')}")
         print(f"hidden {h}: {name}, split files of {split_chars:,} chars, {args.budget:.0f} s ...", flush=True)
         flair_spec = {**spec, "trainer": "flair", "out": str(folder), "flair_corpus": str(corpus_folder)}
         events = run_flair(f"hidden {h} {name}", flair_spec, folder, args.threads, env)
