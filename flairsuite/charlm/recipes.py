@@ -1,4 +1,4 @@
-"""Per-language character-LM recipes (YAML in `recipes/`): a preset of hyper-parameters and a corpus."""
+"""Per-language character-LM recipes (YAML in `flairsuite/recipes/`): presets of hyper-parameters and a corpus."""
 
 from functools import lru_cache
 from importlib import resources
@@ -12,13 +12,13 @@ from flairsuite.errors import FlairsuiteError
 
 @lru_cache(maxsize=None)
 def _load(name: str) -> dict[str, Any]:
-    text = resources.files("flairsuite.charlm").joinpath("recipes", f"{name}.yaml").read_text(encoding="utf-8")
+    text = resources.files("flairsuite").joinpath("recipes", f"{name}.yaml").read_text(encoding="utf-8")
     return yaml.safe_load(text) or {}
 
 
 def languages() -> list[str]:
     """Languages that have a recipe."""
-    folder = resources.files("flairsuite.charlm").joinpath("recipes")
+    folder = resources.files("flairsuite").joinpath("recipes")
     return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml") and p.name != "default.yaml")
 
 
