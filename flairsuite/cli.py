@@ -200,6 +200,46 @@ def train_fasttext(**options: Any) -> None:
         click.echo(line)
 
 
+@cli.command("results")
+@click.argument("directory", required=False, metavar="[DIR]", type=click.Path(file_okay=False))
+@click.option("--experiment", default=None, help="Only this experiment [default: one table per experiment found].")
+@click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex"]), default="md", show_default=True, help="Table format, printed to stdout.")
+@click.option("--metric", type=click.Choice(["f1", "precision", "recall"]), default="f1", show_default=True)
+@click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True)
+@click.option("--per-type", is_flag=True, help="Also a table per corpus: mean score per entity type.")
+@click.option("--plot", is_flag=False, flag_value="", default=None, metavar="[PATH]", help="Also write a bar chart PNG [default: DIR/comparison.png]; a path goes as --plot=PATH.")
+def results(
+    directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, plot: Optional[str]
+) -> None:
+    """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
+
+    Rows are embedding stack x tagger (x Entity-Fix), columns corpora, cells mean ± std over
+    seeds (n) in percent, the best per column marked. DIR defaults to results/ under $FLAIRSUITE_HOME.
+
+    \b
+    Examples:
+      flairsuite results results/sturm-table3 --per-type
+      flairsuite results --experiment sturm-table3 --format latex --plot=table3.png
+    """
+    from pathlib import Path
+
+    from flairsuite.paths import home
+    from flairsuite.results.collect import only_experiment, per_type_frame, read_runs, runs_frame
+    from flairsuite.results.plot import write_plot
+    from flairsuite.results.tables import report
+
+    root = Path(directory) if directory else home() / "results"
+    runs = read_runs(root)
+    frame, types = runs_frame(runs), per_type_frame(runs)
+    if experiment:
+        frame, types = only_experiment(frame, experiment), types[types["experiment"] == experiment]
+    click.echo(report(frame, types, fmt, metric, split, per_type))
+    if plot is not None:
+        target = Path(plot) if plot else root / "comparison.png"
+        write_plot(frame, target, metric, split)
+        click.echo(f"wrote {target}", err=True)
+
+
 def parse_key_values(pairs: tuple[str, ...]) -> dict[str, str]:
     """`("a=1", "b=x")` -> `{"a": "1", "b": "x"}`; a pair without `=` is an error."""
     parsed = {}

@@ -1,0 +1,23 @@
+"""Results collector: `metrics.json` files of tagging runs -> DataFrames, comparison tables, bar charts.
+
+    from flairsuite.results import collect, comparison_table
+    runs = collect("results/sturm-table3")       # one row per run
+    table = comparison_table(runs, metric="f1", split="test")   # mean/std/n in percent per corpus
+"""
+
+from flairsuite.results.collect import SCHEMA, collect, collect_per_type
+from flairsuite.results.plot import comparison_figure, write_plot
+from flairsuite.results.tables import comparison_cells, comparison_table, per_type_table, render, report
+
+__all__ = [
+    "SCHEMA",
+    "collect",
+    "collect_per_type",
+    "comparison_cells",
+    "comparison_figure",
+    "comparison_table",
+    "per_type_table",
+    "render",
+    "report",
+    "write_plot",
+]

@@ -1,0 +1,195 @@
+"""Reading and validating the `metrics.json` files of tagging runs into pandas DataFrames.
+
+Each run writes `results/<experiment>/<run>/metrics.json`. The schema, checked by `SCHEMA` below
+(every key required; extra keys are allowed and ignored):
+
+```json
+{
+  "experiment": "sturm-table3",
+  "run": "sturm/proposed/bilstm-crf/seed-1",
+  "corpus": "sturm",                 "corpus_options": {"granularity": "coarse"},
+  "corpus_label": "ler (coarse)",    "subsample": null,
+  "embeddings": "proposed",          "embedding_specs": ["charlm:de-forward", "charlm:de-backward"],
+  "tagger": "bilstm-crf",            "seed": 1,     "entity_fix": false,
+  "train": {"learning_rate": 0.1, "max_epochs": 20, "mini_batch_size": 32},
+  "versions": {"flairsuite": "0.1.0", "flair": "0.15.1", "torch": "2.13.0"},
+  "dev":  {"precision": 0.8, "recall": 0.7, "f1": 0.75,
+           "per_type": {"pers": {"precision": 0.9, "recall": 0.8, "f1": 0.85, "support": 84}}},
+  "test": {"precision": 0.8, "recall": 0.7, "f1": 0.75, "per_type": {...}},
+  "flair_f1": {"dev": 0.76, "test": 0.74},
+  "epochs": 20, "seconds": 123.4
+}
+```
+
+Scores are fractions in [0, 1]. `subsample` is null, or a description of the fixed subsample the
+run used (e.g. `"10% of train (seed 1)"`); tables footnote it. `corpus_label` names the table
+column, so it must tell apart corpus options (`"ler (coarse)"`).
+"""
+
+import json
+from pathlib import Path
+from typing import Any, Callable, NamedTuple, Union
+
+import pandas as pd
+
+from flairsuite.errors import FlairsuiteError, InputError
+
+METRICS_FILE = "metrics.json"
+SCORES = ("precision", "recall", "f1")
+SPLITS = ("test", "dev")
+
+
+class Leaf(NamedTuple):
+    """A value check: what the value must be, in words, and the test."""
+
+    description: str
+    test: Callable[[Any], bool]
+
+
+class EachValue(NamedTuple):
+    """An object with any keys whose every value follows `schema` (e.g. per entity type)."""
+
+    schema: "Schema"
+
+
+Schema = Union[Leaf, EachValue, dict[str, Any]]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+TEXT = Leaf("a string", lambda v: isinstance(v, str))
+TEXT_OR_NULL = Leaf("a string or null", lambda v: v is None or isinstance(v, str))
+TEXT_LIST = Leaf("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
+OBJECT = Leaf("an object", lambda v: isinstance(v, dict))
+FLAG = Leaf("true or false", lambda v: isinstance(v, bool))
+INTEGER = Leaf("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
+NUMBER = Leaf("a number", _is_number)
+FRACTION = Leaf("a fraction in [0, 1]", lambda v: _is_number(v) and 0 <= v <= 1)
+
+TYPE_SCORES = {**{score: FRACTION for score in SCORES}, "support": INTEGER}
+SPLIT_SCORES = {**{score: FRACTION for score in SCORES}, "per_type": EachValue(TYPE_SCORES)}
+SCHEMA: dict[str, Schema] = {
+    "experiment": TEXT,
+    "run": TEXT,
+    "corpus": TEXT,
+    "corpus_options": OBJECT,
+    "corpus_label": TEXT,
+    "subsample": TEXT_OR_NULL,
+    "embeddings": TEXT,
+    "embedding_specs": TEXT_LIST,
+    "tagger": TEXT,
+    "seed": INTEGER,
+    "entity_fix": FLAG,
+    "train": OBJECT,
+    "versions": OBJECT,
+    "dev": SPLIT_SCORES,
+    "test": SPLIT_SCORES,
+    "flair_f1": {split: FRACTION for split in SPLITS},
+    "epochs": INTEGER,
+    "seconds": NUMBER,
+}
+
+RUN_COLUMNS = ("experiment", "run", "corpus", "corpus_label", "subsample", "embeddings", "tagger", "entity_fix", "seed")
+
+
+class Run(NamedTuple):
+    """One validated metrics file."""
+
+    path: Path
+    metrics: dict[str, Any]
+
+
+def check(value: Any, schema: Schema, key: str = "") -> None:
+    """Raise ValueError naming the dotted key (e.g. `test.per_type.pers.f1`) where `value` breaks `schema`."""
+    if isinstance(schema, Leaf):
+        if not schema.test(value):
+            raise ValueError(f"key '{key}' must be {schema.description}, found {json.dumps(value)}")
+        return
+    if not isinstance(value, dict):
+        raise ValueError(f"key '{key}' must be an object, found {json.dumps(value)}" if key else "not a JSON object")
+    if isinstance(schema, EachValue):
+        for name, item in value.items():
+            check(item, schema.schema, f"{key}.{name}")
+        return
+    for name, sub in schema.items():
+        dotted = f"{key}.{name}" if key else name
+        if name not in value:
+            raise ValueError(f"missing key '{dotted}'")
+        check(value[name], sub, dotted)
+
+
+def read_run(path: Path) -> Run:
+    """Parse and validate one metrics file; a problem is a one-line error naming the file (and key)."""
+    try:
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise InputError(path, err.lineno, f"not valid JSON: {err.msg}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(path, None, f"cannot read: {getattr(err, 'strerror', None) or err}") from None
+    try:
+        check(metrics, SCHEMA)
+    except ValueError as err:
+        raise InputError(path, None, str(err)) from None
+    return Run(path, metrics)
+
+
+def read_runs(root: Path) -> list[Run]:
+    """Every `metrics.json` below `root` (one experiment folder or the whole results folder), sorted by path."""
+    if not root.is_dir():
+        raise FlairsuiteError(f"{root}: no such folder (pass the results folder or one experiment folder)")
+    runs = [read_run(path) for path in sorted(root.rglob(METRICS_FILE))]
+    if not runs:
+        raise FlairsuiteError(f"{root}: no {METRICS_FILE} found below it (runs write results/<experiment>/<run>/{METRICS_FILE})")
+    seen: dict[tuple[str, str], Path] = {}
+    for run in runs:
+        key = (run.metrics["experiment"], run.metrics["run"])
+        if key in seen:
+            raise FlairsuiteError(f"{seen[key]} and {run.path} both hold run '{key[1]}' of experiment '{key[0]}'")
+        seen[key] = run.path
+    return runs
+
+
+def runs_frame(runs: list[Run]) -> pd.DataFrame:
+    """One row per run: the run's keys, `<split>_<score>`, `flair_<split>_f1`, epochs, seconds, path."""
+    rows = []
+    for run in runs:
+        m = run.metrics
+        row = {column: m[column] for column in RUN_COLUMNS}
+        row["embedding_specs"] = " ".join(m["embedding_specs"])
+        row.update({f"{split}_{score}": m[split][score] for split in SPLITS for score in SCORES})
+        row.update({f"flair_{split}_f1": m["flair_f1"][split] for split in SPLITS})
+        row.update(epochs=m["epochs"], seconds=m["seconds"], path=str(run.path))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def per_type_frame(runs: list[Run]) -> pd.DataFrame:
+    """One row per run, split and entity type: the run's keys, split, type, precision, recall, f1, support."""
+    rows = [
+        {**{column: run.metrics[column] for column in RUN_COLUMNS}, "split": split, "type": name, **scores}
+        for run in runs
+        for split in SPLITS
+        for name, scores in run.metrics[split]["per_type"].items()
+    ]
+    return pd.DataFrame(rows, columns=[*RUN_COLUMNS, "split", "type", *TYPE_SCORES])
+
+
+def collect(path: Union[str, Path]) -> pd.DataFrame:
+    """The runs below `path` (a results or experiment folder) as a DataFrame, one row per run."""
+    return runs_frame(read_runs(Path(path)))
+
+
+def collect_per_type(path: Union[str, Path]) -> pd.DataFrame:
+    """The per-type scores of the runs below `path`, one row per run, split and entity type."""
+    return per_type_frame(read_runs(Path(path)))
+
+
+def only_experiment(frame: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """The rows of `experiment`; an experiment without runs is an error listing those found."""
+    chosen = frame[frame["experiment"] == experiment]
+    if chosen.empty:
+        found = ", ".join(sorted(frame["experiment"].unique()))
+        raise FlairsuiteError(f"no runs of experiment '{experiment}' (found: {found})")
+    return chosen

@@ -1,0 +1,186 @@
+"""Comparison tables over runs: aggregation over seeds, then Markdown, CSV or LaTeX text.
+
+Rows are embedding stack × tagger (× Entity-Fix when any run of the table used it), columns are
+corpus labels, cells are `mean ± std (n)` over seeds in percent with 2 decimals; std is the sample
+std (ddof=1), shown as `–` (LaTeX `--`) when n = 1. The best cell per column (highest mean as
+shown; ties all) is bold in md (`**…**`) and LaTeX (`\\textbf{…}`) and ends with `*` in CSV.
+A corpus evaluated on a subsample gets a `†` and a footnote under the table.
+"""
+
+import csv
+import io
+from typing import Callable, NamedTuple
+
+import pandas as pd
+
+from flairsuite.errors import FlairsuiteError
+from flairsuite.results.collect import SCORES, SPLITS
+
+KEYS = ("embeddings", "tagger")
+FIX = "entity_fix"
+STATS = ("mean", "std", "n")
+KEY_HEADERS = {FIX: "Entity-Fix"}
+
+
+class Style(NamedTuple):
+    """How one output format writes the parts of a cell."""
+
+    pm: str
+    no_std: str
+    dagger: str
+    bold: Callable[[str], str]
+    escape: Callable[[str], str]
+
+
+LATEX_SPECIALS = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+STYLES = {
+    "md": Style(" ± ", "–", "†", lambda s: f"**{s}**", lambda s: s.replace("|", "\\|")),
+    "csv": Style(" ± ", "–", "†", lambda s: f"{s}*", lambda s: s),
+    "latex": Style(r" $\pm$ ", "--", r"\textsuperscript{\dag}", lambda s: rf"\textbf{{{s}}}", lambda s: "".join(LATEX_SPECIALS.get(c, c) for c in s)),
+}
+
+
+def score_column(metric: str, split: str) -> str:
+    """`("f1", "test")` -> `"test_f1"`; an unknown metric or split is an error."""
+    if metric not in SCORES or split not in SPLITS:
+        raise FlairsuiteError(f"metric must be one of {', '.join(SCORES)} and split one of {', '.join(SPLITS)}")
+    return f"{split}_{metric}"
+
+
+def row_keys(runs: pd.DataFrame) -> list[str]:
+    """embeddings, tagger, and entity_fix when any of `runs` used it."""
+    return [*KEYS, FIX] if runs[FIX].any() else list(KEYS)
+
+
+def comparison_table(runs: pd.DataFrame, metric: str = "f1", split: str = "test") -> pd.DataFrame:
+    """Mean, sample std and n over seeds of `<split>_<metric>` in percent.
+
+    Index: embeddings, tagger (, entity_fix); columns: (corpus_label, mean|std|n), corpora sorted.
+    """
+    scores = runs[score_column(metric, split)] * 100
+    groups = [runs[key] for key in row_keys(runs)] + [runs["corpus_label"]]
+    stats = scores.groupby(groups).agg(["mean", "std", "count"]).rename(columns={"count": "n"})
+    columns = pd.MultiIndex.from_product([sorted(runs["corpus_label"].unique()), STATS], names=["corpus_label", "stat"])
+    return stats.unstack("corpus_label").swaplevel(axis=1).reindex(columns=columns)
+
+
+def per_type_table(per_type: pd.DataFrame, corpus_label: str, metric: str = "f1", split: str = "test") -> pd.DataFrame:
+    """Mean over seeds of `metric` per entity type in percent for one corpus: columns = types.
+
+    Rows as comparison_table; the Entity-Fix level is there when any row of `per_type` (pass one
+    experiment's) used it, so the per-type tables match the experiment's comparison table.
+    """
+    score_column(metric, split)
+    keys = row_keys(per_type)
+    rows = per_type[(per_type["corpus_label"] == corpus_label) & (per_type["split"] == split)]
+    groups = [rows[key] for key in keys] + [rows["type"]]
+    return (rows[metric] * 100).groupby(groups).mean().unstack("type")
+
+
+def subsample_notes(runs: pd.DataFrame) -> dict[str, str]:
+    """Corpus label -> footnote, for the corpora with runs on a subsample."""
+    notes = {}
+    for label, group in runs.groupby("corpus_label", sort=True):
+        used = group["subsample"].dropna()
+        if not used.empty:
+            kinds = "; ".join(sorted(used.unique()))
+            notes[label] = f"{len(used)} of {len(group)} runs on a subsample: {kinds}"
+    return notes
+
+
+def mark_best(cells: pd.DataFrame, means: pd.DataFrame, style: Style) -> pd.DataFrame:
+    """Bold (md, LaTeX) or star (CSV) the cells of the highest mean, as shown, per column."""
+    shown = means.round(2)
+    best = shown.eq(shown.max())
+    return cells.where(~best, cells.apply(lambda column: column.map(style.bold)))
+
+
+def comparison_cells(table: pd.DataFrame, style: Style) -> pd.DataFrame:
+    """The comparison table as text cells: `77.12 ± 0.45 (3)`, empty where a row has no run of a corpus."""
+    means, stds, counts = (table.xs(stat, axis=1, level="stat") for stat in STATS)
+
+    def cell(mean: float, std: float, n: float) -> str:
+        if pd.isna(mean):
+            return ""
+        spread = style.no_std if n < 2 else f"{std:.2f}"
+        return f"{mean:.2f}{style.pm}{spread} ({int(n)})"
+
+    cells = pd.DataFrame(
+        [[cell(*values) for values in zip(m, s, n)] for m, s, n in zip(means.values, stds.values, counts.values)],
+        index=means.index,
+        columns=means.columns,
+    )
+    return mark_best(cells, means, style)
+
+
+def per_type_cells(table: pd.DataFrame, style: Style) -> pd.DataFrame:
+    """The per-type table as text cells with 2 decimals, empty where a row lacks the type."""
+    cells = table.apply(lambda column: column.map(lambda mean: "" if pd.isna(mean) else f"{mean:.2f}"))
+    return mark_best(cells, table, style)
+
+
+def key_text(value: object) -> str:
+    """A row key as text: Entity-Fix booleans as yes/no."""
+    return ("yes" if value else "no") if isinstance(value, bool) else str(value)
+
+
+def render(title: str, cells: pd.DataFrame, notes: dict[str, str], fmt: str) -> str:
+    """One titled table in format `fmt`: index levels as leading columns, a `†` on the columns in `notes`, `notes` as footnotes."""
+    style = STYLES[fmt]
+    keys = [KEY_HEADERS.get(name, name) for name in cells.index.names]
+    header = [style.escape(k) for k in keys] + [style.escape(str(c)) + (style.dagger if c in notes else "") for c in cells.columns]
+    rows = [
+        [style.escape(key_text(k)) for k in (index if isinstance(index, tuple) else (index,))] + list(values)
+        for index, values in zip(cells.index, cells.values)
+    ]
+    footnotes = [f"{style.dagger} {style.escape(f'{label}: {note}')}" for label, note in notes.items()]
+    return WRITERS[fmt](style.escape(title), header, rows, footnotes, len(keys))
+
+
+def markdown(title: str, header: list[str], rows: list[list[str]], footnotes: list[str], n_keys: int) -> str:
+    """A `## title` heading, a pipe table (scores right-aligned), footnotes as lines."""
+    align = ["---"] * n_keys + ["--:"] * (len(header) - n_keys)
+    lines = [f"## {title}", ""] + ["| " + " | ".join(row) + " |" for row in [header, align, *rows]]
+    return "\n".join(lines + ([""] + footnotes if footnotes else []))
+
+
+def csv_text(title: str, header: list[str], rows: list[list[str]], footnotes: list[str], n_keys: int) -> str:
+    """A `# title` line, the CSV table, `# †` footnote lines (read it with `pandas.read_csv(..., comment="#")`)."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows([header, *rows])
+    return "\n".join([f"# {title}", buffer.getvalue().rstrip("\n")] + [f"# {note}" for note in footnotes])
+
+
+def latex(title: str, header: list[str], rows: list[list[str]], footnotes: list[str], n_keys: int) -> str:
+    """A `% title` comment and a booktabs tabular; footnotes as full-width rows under the rule."""
+    lines = [f"% {title}", rf"\begin{{tabular}}{{{'l' * n_keys}{'r' * (len(header) - n_keys)}}}", r"\toprule"]
+    lines.append(" & ".join(header) + r" \\")
+    lines.append(r"\midrule")
+    lines += [" & ".join(row) + r" \\" for row in rows]
+    lines.append(r"\bottomrule")
+    lines += [rf"\multicolumn{{{len(header)}}}{{l}}{{\footnotesize {note}}} \\" for note in footnotes]
+    lines.append(r"\end{tabular}")
+    return "\n".join(lines)
+
+
+WRITERS = {"md": markdown, "csv": csv_text, "latex": latex}
+
+
+def report(
+    runs: pd.DataFrame, per_type: pd.DataFrame, fmt: str = "md", metric: str = "f1", split: str = "test", with_per_type: bool = False
+) -> str:
+    """One comparison table per experiment (and, if asked, one per-type table per corpus), blank-line separated."""
+    style = STYLES[fmt]
+    sections = []
+    for experiment, group in runs.groupby("experiment", sort=True):
+        notes = subsample_notes(group)
+        table = comparison_table(group, metric, split)
+        title = f"{experiment}: {split} {metric} (%), mean ± std over seeds (n)"
+        sections.append(render(title, comparison_cells(table, style), notes, fmt))
+        if with_per_type:
+            types = per_type[per_type["experiment"] == experiment]
+            for label in sorted(set(types.loc[types["split"] == split, "corpus_label"])):
+                title = f"{experiment}: {label}, {split} {metric} per entity type (%), mean over seeds"
+                cells = per_type_cells(per_type_table(types, label, metric, split), style)
+                sections.append(render(title, cells, {k: v for k, v in notes.items() if k == label}, fmt))
+    return "\n\n".join(sections)

@@ -1,0 +1,246 @@
+"""The results collector on hand-made metrics.json files: tables, formats, schema errors, plot, CLI."""
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from matplotlib.container import BarContainer
+
+from flairsuite.cli import cli
+from flairsuite.results import collect, collect_per_type, comparison_figure, comparison_table, per_type_table, report
+
+STURM_F1 = (0.7712, 0.7757, 0.7667)  # mean 77.12 %, sample std 0.45 points
+
+
+def split_scores(f1: float) -> dict:
+    """One split's scores: precision = recall = f1; per type pers = f1, place = f1 / 2."""
+    types = {"pers": {"precision": f1, "recall": f1, "f1": f1, "support": 84}, "place": {"precision": f1, "recall": f1, "f1": f1 / 2, "support": 12}}
+    return {"precision": f1, "recall": f1, "f1": f1, "per_type": types}
+
+
+def metrics(corpus_label: str = "sturm", embeddings: str = "proposed", tagger: str = "bilstm-crf", seed: int = 1, f1: float = 0.5, **extra: Any) -> dict:
+    """A valid metrics.json dict of experiment table3 with `split_scores(f1)` for dev and test."""
+    fix = extra.get("entity_fix", False)
+    return {
+        "experiment": "table3",
+        "run": f"{corpus_label}/{embeddings}/{tagger}/{'fix' if fix else 'plain'}/seed-{seed}",
+        "corpus": corpus_label.split()[0],
+        "corpus_options": {},
+        "corpus_label": corpus_label,
+        "subsample": None,
+        "embeddings": embeddings,
+        "embedding_specs": ["charlm:de-forward", "charlm:de-backward"],
+        "tagger": tagger,
+        "seed": seed,
+        "entity_fix": False,
+        "train": {"learning_rate": 0.1, "max_epochs": 20, "mini_batch_size": 32},
+        "versions": {"flairsuite": "0.1.0", "flair": "0.15.1", "torch": "2.13.0"},
+        "dev": split_scores(f1),
+        "test": split_scores(f1),
+        "flair_f1": {"dev": f1, "test": f1},
+        "epochs": 20,
+        "seconds": 123.4,
+        **extra,
+    }
+
+
+def write_run(root: Path, data: dict) -> Path:
+    path = root / data["experiment"] / data["run"] / "metrics.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def table3(tmp_path: Path) -> Path:
+    """results/table3: proposed on sturm (3 seeds) and ler (2 seeds, subsample), fasttext on sturm (1 seed)."""
+    for seed, f1 in enumerate(STURM_F1, 1):
+        write_run(tmp_path, metrics(seed=seed, f1=f1))
+    for seed, f1 in enumerate((0.60, 0.62), 1):
+        write_run(tmp_path, metrics("ler (coarse)", seed=seed, f1=f1, subsample="10% of train (seed 1)"))
+    write_run(tmp_path, metrics(embeddings="fasttext", f1=0.7))
+    return tmp_path
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def table_rows(text: str) -> dict[str, list[str]]:
+    """Markdown table rows by their first two cells joined with ' / ' -> the remaining cells."""
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")] if line.startswith("| ") else []
+        if len(cells) > 2 and not cells[0].startswith("---"):
+            rows[f"{cells[0]} / {cells[1]}"] = cells[2:]
+    return rows
+
+
+def test_cells_are_mean_std_n_in_percent_and_best_is_bold(table3):
+    result = run("results", str(table3))
+    assert result.exit_code == 0, result.output
+    rows = table_rows(result.output)
+    assert rows["embeddings / tagger"] == ["ler (coarse)†", "sturm"]
+    assert rows["proposed / bilstm-crf"] == ["**61.00 ± 1.41 (2)**", "**77.12 ± 0.45 (3)**"]
+    assert rows["fasttext / bilstm-crf"] == ["", "70.00 ± – (1)"]
+    assert result.output.startswith("## table3: test f1 (%), mean ± std over seeds (n)\n")
+
+
+def test_best_per_column_marks_ties_and_nothing_else(tmp_path):
+    for embeddings in ("a", "b"):
+        write_run(tmp_path, metrics(embeddings=embeddings, f1=0.8))
+    write_run(tmp_path, metrics(embeddings="c", f1=0.79999))  # 80.00 as shown: a tie too
+    write_run(tmp_path, metrics(embeddings="d", f1=0.7))
+    rows = table_rows(run("results", str(tmp_path)).output)
+    assert [rows[f"{e} / bilstm-crf"][0].startswith("**") for e in "abcd"] == [True, True, True, False]
+
+
+def test_entity_fix_is_a_row_key_only_when_used(table3):
+    assert "Entity-Fix" not in run("results", str(table3)).output
+    write_run(table3, metrics(seed=1, f1=0.8, entity_fix=True))
+    lines = run("results", str(table3)).output.splitlines()
+    assert "| embeddings | tagger | Entity-Fix | ler (coarse)† | sturm |" in lines
+    assert "| proposed | bilstm-crf | yes |  | **80.00 ± – (1)** |" in lines
+    assert "| proposed | bilstm-crf | no | **61.00 ± 1.41 (2)** | 77.12 ± 0.45 (3) |" in lines
+
+
+def test_subsample_is_footnoted(table3):
+    output = run("results", str(table3)).output
+    assert output.rstrip("\n").splitlines()[-1] == "† ler (coarse): 2 of 2 runs on a subsample: 10% of train (seed 1)"
+    write_run(table3, metrics("ler (coarse)", seed=3, f1=0.7))
+    output = run("results", str(table3)).output
+    assert output.rstrip("\n").splitlines()[-1] == "† ler (coarse): 2 of 3 runs on a subsample: 10% of train (seed 1)"
+
+
+def test_no_footnote_without_subsample(tmp_path):
+    write_run(tmp_path, metrics())
+    assert "†" not in run("results", str(tmp_path)).output
+
+
+def test_per_type_table_per_corpus(table3):
+    output = run("results", str(table3), "--per-type").output
+    sturm = output.split("## table3: sturm, test f1 per entity type (%), mean over seeds")[1]
+    rows = table_rows(sturm)
+    assert rows["embeddings / tagger"] == ["pers", "place"]
+    assert rows["proposed / bilstm-crf"] == ["**77.12**", "**38.56**"]
+    assert rows["fasttext / bilstm-crf"] == ["70.00", "35.00"]
+    assert "## table3: ler (coarse), test f1 per entity type (%), mean over seeds" in output
+
+
+def test_csv_parses_with_stars_and_footnote(table3):
+    output = run("results", str(table3), "--format", "csv").output
+    frame = pd.read_csv(io.StringIO(output), comment="#", keep_default_na=False)
+    assert list(frame.columns) == ["embeddings", "tagger", "ler (coarse)†", "sturm"]
+    proposed = frame[frame["embeddings"] == "proposed"].iloc[0]
+    assert proposed["sturm"] == "77.12 ± 0.45 (3)*"
+    assert frame[frame["embeddings"] == "fasttext"].iloc[0]["sturm"] == "70.00 ± – (1)"
+    assert "# † ler (coarse): 2 of 2 runs on a subsample: 10% of train (seed 1)" in output.splitlines()
+
+
+def test_latex_cells_bold_pm_and_escaped_footnote(table3):
+    output = run("results", str(table3), "--format", "latex").output
+    assert r"\begin{tabular}{llrr}" in output
+    assert r"proposed & bilstm-crf & \textbf{61.00 $\pm$ 1.41 (2)} & \textbf{77.12 $\pm$ 0.45 (3)} \\" in output
+    assert r"fasttext & bilstm-crf &  & 70.00 $\pm$ -- (1) \\" in output
+    assert r"ler (coarse)\textsuperscript{\dag}" in output
+    assert r"10\% of train (seed 1)" in output
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda m: m["test"].pop("f1"), "missing key 'test.f1'"),
+        (lambda m: m.pop("entity_fix"), "missing key 'entity_fix'"),
+        (lambda m: m.update(seed="one"), 'key \'seed\' must be an integer, found "one"'),
+        (lambda m: m["test"]["per_type"]["pers"].update(f1=84.0), "key 'test.per_type.pers.f1' must be a fraction in [0, 1], found 84.0"),
+        (lambda m: m.update(subsample=3), "key 'subsample' must be a string or null, found 3"),
+    ],
+)
+def test_malformed_metrics_is_one_error_line_with_file_and_key(tmp_path, change, message):
+    data = metrics()
+    change(data)
+    path = write_run(tmp_path, data)
+    result = run("results", str(tmp_path))
+    assert result.exit_code == 1
+    assert result.output == f"Error: {path}: {message}\n"
+
+
+def test_invalid_json_names_file_and_line(tmp_path):
+    path = tmp_path / "x" / "r" / "metrics.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"experiment": "x",\n oops}\n')
+    assert run("results", str(tmp_path)).output.startswith(f"Error: {path}:2: not valid JSON: ")
+
+
+def test_empty_or_missing_folder_and_unknown_experiment_are_errors(tmp_path, table3):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run("results", str(empty)).output.startswith(f"Error: {empty}: no metrics.json found below it")
+    assert run("results", str(tmp_path / "nowhere")).output.startswith(f"Error: {tmp_path / 'nowhere'}: no such folder")
+    assert run("results", str(table3), "--experiment", "tabel3").output == "Error: no runs of experiment 'tabel3' (found: table3)\n"
+
+
+def test_duplicate_run_is_an_error(table3):
+    first = table3 / "table3" / "sturm/proposed/bilstm-crf/plain/seed-1" / "metrics.json"
+    copy = table3 / "table3" / "copy" / "metrics.json"
+    copy.parent.mkdir()
+    copy.write_text(first.read_text())
+    assert run("results", str(table3)).output.startswith(f"Error: {copy} and {first} both hold run")
+
+
+def test_unknown_format_is_a_choice_error(table3):
+    result = run("results", str(table3), "--format", "html")
+    assert result.exit_code == 2
+    assert "Invalid value for '--format'" in result.output
+
+
+def test_one_table_per_experiment_and_filter_and_default_folder(table3, monkeypatch):
+    write_run(table3, metrics(f1=0.5, experiment="other"))
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(table3.parent))
+    (table3.parent / "results").symlink_to(table3)
+    output = run("results").output
+    assert [line for line in output.splitlines() if line.startswith("## ")] == [
+        "## other: test f1 (%), mean ± std over seeds (n)",
+        "## table3: test f1 (%), mean ± std over seeds (n)",
+    ]
+    assert "## other" not in run("results", "--experiment", "table3").output
+    assert "## table3" not in run("results", str(table3 / "other")).output
+
+
+def test_plot_writes_png_with_one_bar_per_row_and_corpus(table3):
+    result = run("results", str(table3), "--plot")
+    assert result.exit_code == 0, result.output
+    png = table3 / "comparison.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    target = table3 / "charts" / "t3.png"
+    run("results", str(table3), f"--plot={target}", "--metric", "precision")
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    axis = comparison_figure(collect(table3)).axes[0]
+    bars = [bar for container in axis.containers if isinstance(container, BarContainer) for bar in container]
+    assert len(bars) == 2 * 2  # 2 stack × tagger rows, 2 corpora (a missing cell is an empty bar)
+    assert [t.get_text() for t in axis.get_xticklabels()] == ["ler (coarse)", "sturm"]
+
+
+def test_dataframe_api(table3):
+    runs = collect(table3)
+    assert len(runs) == 6
+    assert {"experiment", "run", "corpus_label", "embeddings", "tagger", "seed", "entity_fix", "subsample", "test_f1",
+            "test_precision", "test_recall", "dev_f1", "flair_test_f1", "epochs", "seconds"} <= set(runs.columns)
+    assert sorted(runs.loc[runs["corpus_label"] == "sturm", "test_f1"]) == [0.7, *sorted(STURM_F1)]
+    table = comparison_table(runs, metric="f1", split="dev")
+    cell = table.loc[("proposed", "bilstm-crf"), "sturm"]
+    assert cell["mean"] == pytest.approx(77.12) and cell["std"] == pytest.approx(0.45) and cell["n"] == 3
+    assert pd.isna(table.loc[("fasttext", "bilstm-crf"), ("ler (coarse)", "mean")])
+    types = collect_per_type(table3)
+    assert per_type_table(types, "sturm").loc[("proposed", "bilstm-crf"), "place"] == pytest.approx(38.56)
+    assert report(runs, types, fmt="csv").startswith("# table3: test f1 (%)")
+
+
+def test_help_shows_an_example():
+    output = run("results", "--help").output
+    assert "Usage: cli results [OPTIONS] [DIR]" in output
+    assert "flairsuite results results/sturm-table3 --per-type" in output
