@@ -1,0 +1,352 @@
+"""Experiment files: load and validate one YAML file into typed settings, and expand it into runs.
+
+An experiment is the grid corpus x embedding stack x tagger x seed (keys: experiments/README.md).
+Every problem is a one-line error naming the file and the key, e.g.
+`Error: experiments/t3.yaml: taggers: unknown tagger "bilstm" (known: bilstm-crf, map-crf, map)`.
+"""
+
+import hashlib
+import itertools
+import json
+import re
+from collections.abc import Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional, Union
+
+import yaml
+
+from flairsuite.corpora.registry import dataset, names, unknown_name_error
+from flairsuite.embeddings import parse
+from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.taggers import EMBEDDINGS_STORAGE, OPTIMIZERS, TAGGERS, default_train
+
+EXAMPLES = {
+    "name": "name: sturm-table3",
+    "corpora": "corpora: [sturm, {name: ler, granularity: coarse}]",
+    "embeddings": "embeddings: {proposed: [charlm:de-forward, charlm:de-backward]}",
+    "taggers": "taggers: [bilstm-crf, map-crf, map]",
+    "seeds": "seeds: [1, 2, 3]",
+    "train": "train: {max_epochs: 20}",
+    "tagger_train": "tagger_train: {map: {learning_rate: 0.05}}",
+}
+KEYS = tuple(EXAMPLES)
+REQUIRED = ("name", "corpora", "embeddings", "taggers", "seeds")
+SUBSAMPLE = "subsample"
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+SAFE_NAME_RULE = "letters, digits and . _ + - (starting with a letter or digit)"
+MAX_SEED = 2**32  # numpy's seed range, which flair.set_seed uses
+NOT_NER = {"pos": "a part-of-speech (PoS) set", "raw": "a raw-text set for language models"}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# train key -> (what its value must be, the test)
+TRAIN_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "learning_rate": ("a positive number", lambda v: _is_number(v) and v > 0),
+    "mini_batch_size": ("a positive integer", lambda v: _is_int(v) and v > 0),
+    "max_epochs": ("a positive integer", lambda v: _is_int(v) and v > 0),
+    "anneal_factor": ("a number in (0, 1]", lambda v: _is_number(v) and 0 < v <= 1),
+    "patience": ("a non-negative integer", lambda v: _is_int(v) and v >= 0),
+    "optimizer": (f"one of: {', '.join(OPTIMIZERS)}", lambda v: v in OPTIMIZERS),
+    "train_with_dev": ("true or false", lambda v: isinstance(v, bool)),
+    "embeddings_storage": (f"one of: {', '.join(EMBEDDINGS_STORAGE)}", lambda v: v in EMBEDDINGS_STORAGE),
+}
+
+
+@dataclass(frozen=True)
+class CorpusChoice:
+    """A dataset of the registry with the options that differ from its defaults, and an optional train subsample."""
+
+    name: str
+    options: dict[str, str]
+    subsample: Optional[float] = None
+
+    def _parts(self, percent_format: str) -> list[str]:
+        percent = [percent_format.format(f"{self.subsample * 100:g}")] if self.subsample is not None else []
+        return [*self.options.values(), *percent]
+
+    @property
+    def label(self) -> str:
+        """Table column name: `sturm`, `ler (coarse)`, `ler (coarse, 10% train)`."""
+        parts = self._parts("{}% train")
+        return f"{self.name} ({', '.join(parts)})" if parts else self.name
+
+    @property
+    def key(self) -> str:
+        """Folder name of the corpus in run ids: `sturm`, `ler-coarse`, `ler-coarse-10pct`."""
+        return "-".join([self.name, *self._parts("{}pct")])
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """A validated experiment file; `train` and `tagger_train` hold only the overrides it names."""
+
+    name: str
+    corpora: list[CorpusChoice]
+    embeddings: dict[str, tuple[str, ...]]
+    taggers: list[str]
+    seeds: list[int]
+    train: dict[str, Any]
+    tagger_train: dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One cell of the grid, with its complete training settings."""
+
+    experiment: str
+    corpus: CorpusChoice
+    embeddings: str
+    embedding_specs: tuple[str, ...]
+    tagger: str
+    seed: int
+    train_settings: dict[str, Any]
+
+    @property
+    def run_id(self) -> str:
+        """The run's folder below results/<experiment>/, e.g. `sturm/proposed+word/map-crf/seed-1`."""
+        return f"{self.corpus.key}/{self.embeddings}/{self.tagger}/seed-{self.seed}"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that names a key twice (plain YAML keeps the last)."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Hashable] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if not isinstance(key, Hashable):
+            continue  # construct_mapping reports it
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key '{key}': each name may appear once", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(path, None, f"cannot read: {getattr(err, 'strerror', None) or err}") from None
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.MarkedYAMLError as err:
+        line = err.problem_mark.line + 1 if err.problem_mark else None
+        raise InputError(path, line, f"not valid YAML: {err.problem}") from None
+    except yaml.YAMLError as err:
+        raise InputError(path, None, f"not valid YAML: {err}") from None
+
+
+def _list(data: dict[str, Any], key: str) -> list[Any]:
+    value = data[key]
+    if not isinstance(value, list):
+        raise FlairsuiteError(f"key '{key}' must be a list, e.g. `{EXAMPLES[key]}`")
+    if not value:
+        raise FlairsuiteError(f"key '{key}' is empty: list at least one, e.g. `{EXAMPLES[key]}`")
+    return value
+
+
+def _no_repeats(key: str, items: list[Any]) -> None:
+    repeated = [item for i, item in enumerate(items) if item in items[:i]]
+    if repeated:
+        raise FlairsuiteError(f"{key}: {repeated[0]} is listed twice: remove one")
+
+
+def _safe_name(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not SAFE_NAME.fullmatch(value):
+        raise FlairsuiteError(f"{key}: {_show(value)} is not a usable folder name: use {SAFE_NAME_RULE}")
+    return value
+
+
+def _subsample(name: str, value: Any) -> Optional[float]:
+    if value is None:
+        return None
+    if not _is_number(value) or not 0 < value <= 1:
+        raise FlairsuiteError(
+            f"corpora: {name}: subsample must be a fraction of train in (0, 1], e.g. 0.1 (found {_show(value)})"
+        )
+    return None if value == 1 else float(value)
+
+
+def _corpus(entry: Any) -> CorpusChoice:
+    if isinstance(entry, str):
+        entry = {"name": entry}
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        raise FlairsuiteError(
+            f"corpora: entry {_show(entry)} needs a dataset name, as `sturm` or `{{name: ler, granularity: coarse}}`"
+        )
+    options = {key: value for key, value in entry.items() if key not in ("name", SUBSAMPLE)}
+    name = entry["name"]
+    try:
+        spec = dataset(name, **{str(key): str(value) for key, value in options.items()})
+    except FlairsuiteError as err:
+        raise FlairsuiteError(f"corpora: {err}") from None
+    if spec.task != "ner":
+        ner = ", ".join(n for n in names() if dataset(n).task == "ner")
+        raise FlairsuiteError(f"corpora: '{name}' is {NOT_NER[spec.task]}, not an NER corpus: use one of {ner}")
+    defaults = dataset(name).options
+    chosen = {key: value for key, value in spec.options.items() if value != defaults[key]}
+    return CorpusChoice(name, chosen, _subsample(name, entry.get(SUBSAMPLE)))
+
+
+def _corpora(data: dict[str, Any]) -> list[CorpusChoice]:
+    corpora = [_corpus(entry) for entry in _list(data, "corpora")]
+    _no_repeats("corpora", [f"'{corpus.label}'" for corpus in corpora])
+    return corpora
+
+
+def _stack(name: str, specs: Any) -> tuple[str, ...]:
+    if not isinstance(specs, list) or not specs or not all(isinstance(spec, str) for spec in specs):
+        raise FlairsuiteError(f"embeddings: '{name}' must be a non-empty list of embedding specs, e.g. [fasttext:de]")
+    for spec in specs:
+        try:
+            parse(spec)
+        except FlairsuiteError as err:
+            raise FlairsuiteError(f"embeddings: {name}: {err}") from None
+    _no_repeats(f"embeddings: {name}", specs)
+    return tuple(specs)
+
+
+def _embeddings(data: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    value = data["embeddings"]
+    if not isinstance(value, dict) or not value:
+        raise FlairsuiteError(f"key 'embeddings' must name at least one stack, e.g. `{EXAMPLES['embeddings']}`")
+    stacks = {_safe_name("embeddings", name): _stack(name, specs) for name, specs in value.items()}
+    same = [(a, b) for (a, x), (b, y) in itertools.combinations(stacks.items(), 2) if x == y]
+    if same:
+        raise FlairsuiteError(f"embeddings: stacks '{same[0][0]}' and '{same[0][1]}' are the same: remove one")
+    return stacks
+
+
+def _taggers(data: dict[str, Any]) -> list[str]:
+    taggers = _list(data, "taggers")
+    for tagger in taggers:
+        if tagger not in TAGGERS:
+            raise FlairsuiteError(f"taggers: unknown tagger {_show(tagger)} (known: {', '.join(TAGGERS)})")
+    _no_repeats("taggers", taggers)
+    return taggers
+
+
+def _seeds(data: dict[str, Any]) -> list[int]:
+    seeds = _list(data, "seeds")
+    for seed in seeds:
+        if not _is_int(seed) or not 0 <= seed < MAX_SEED:
+            raise FlairsuiteError(f"seeds: {_show(seed)} is not an integer seed (0 to 2^32 - 1), e.g. `{EXAMPLES['seeds']}`")
+    _no_repeats("seeds", seeds)
+    return seeds
+
+
+def _settings(where: str, value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise FlairsuiteError(f"{where} must be a mapping of training settings, e.g. {{max_epochs: 20}}")
+    for key, setting in value.items():
+        if key not in TRAIN_CHECKS:
+            raise FlairsuiteError(f"{where}: {unknown_name_error('training setting', str(key), list(TRAIN_CHECKS))}")
+        description, test = TRAIN_CHECKS[key]
+        if not test(setting):
+            raise FlairsuiteError(f"{where}.{key} must be {description} (found {_show(setting)})")
+    return dict(value)
+
+
+def _tagger_train(data: dict[str, Any], taggers: list[str]) -> dict[str, dict[str, Any]]:
+    value = data.get("tagger_train") or {}
+    if not isinstance(value, dict):
+        raise FlairsuiteError(f"key 'tagger_train' must map taggers to settings, e.g. `{EXAMPLES['tagger_train']}`")
+    for tagger in value:
+        if tagger not in taggers:
+            raise FlairsuiteError(
+                f"tagger_train: {_show(tagger)} is not in taggers ({', '.join(taggers)}): add it there or remove this entry"
+            )
+    return {tagger: _settings(f"tagger_train.{tagger}", settings) for tagger, settings in value.items()}
+
+
+def _config(data: Any) -> ExperimentConfig:
+    if not isinstance(data, dict):
+        raise FlairsuiteError(f"must be a mapping with the keys {', '.join(REQUIRED)} (see experiments/README.md)")
+    for key in data:
+        if key not in KEYS:
+            raise unknown_name_error("key", str(key), list(KEYS))
+    for key in REQUIRED:
+        if key not in data:
+            raise FlairsuiteError(f"missing key '{key}': add e.g. `{EXAMPLES[key]}`")
+    taggers = _taggers(data)
+    return ExperimentConfig(
+        name=_safe_name("name", data["name"]),
+        corpora=_corpora(data),
+        embeddings=_embeddings(data),
+        taggers=taggers,
+        seeds=_seeds(data),
+        train=_settings("train", data.get("train")),
+        tagger_train=_tagger_train(data, taggers),
+    )
+
+
+def load_experiment(path: Union[str, Path]) -> ExperimentConfig:
+    """Read and validate the experiment file `path`; a problem is a one-line error naming the file and key."""
+    path = Path(path)
+    data = _read_yaml(path)
+    try:
+        return _config(data)
+    except FlairsuiteError as err:
+        raise InputError(path, None, str(err)) from None
+
+
+def train_settings(config: ExperimentConfig, tagger: str) -> dict[str, Any]:
+    """The tagger's defaults, overridden by `train`, then by `tagger_train[tagger]`."""
+    return {**default_train(tagger), **config.train, **config.tagger_train.get(tagger, {})}
+
+
+def runs(config: ExperimentConfig) -> list[Run]:
+    """Every run of the grid corpus x embedding stack x tagger x seed, in the file's order."""
+    return [
+        Run(config.name, corpus, stack, config.embeddings[stack], tagger, seed, train_settings(config, tagger))
+        for corpus, stack, tagger, seed in itertools.product(config.corpora, config.embeddings, config.taggers, config.seeds)
+    ]
+
+
+def fingerprint(config: ExperimentConfig) -> str:
+    """sha256 of what the experiment's runs do (sorted, so the order of keys and list items does not count).
+
+    Every run contributes its id, corpus, options, subsample, embedding specs, tagger, seed and complete
+    training settings, so a change of a tagger default in the suite also changes the fingerprint.
+    """
+    canonical = {
+        "name": config.name,
+        "runs": sorted(
+            (
+                {
+                    "run": run.run_id,
+                    "corpus": run.corpus.name,
+                    "corpus_options": run.corpus.options,
+                    "subsample": run.corpus.subsample,
+                    "embedding_specs": list(run.embedding_specs),
+                    "tagger": run.tagger,
+                    "seed": run.seed,
+                    "train": run.train_settings,
+                }
+                for run in runs(config)
+            ),
+            key=lambda run: run["run"],
+        ),
+    }
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,230 @@
+"""Experiment files: validation errors (one line, file and key named), grid expansion, settings precedence, fingerprint."""
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from flairsuite.errors import FlairsuiteError
+from flairsuite.experiments import CorpusChoice, fingerprint, load_experiment, runs
+from flairsuite.experiments.config import TRAIN_CHECKS
+from flairsuite.taggers import TAGGERS, default_train
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "experiments"
+NER = "sturm, arendt, germeval14, ler, conll03-de, conll03-en, wnut17, danish-ner, dane, cluener"
+BASE: dict[str, Any] = {
+    "name": "t3",
+    "corpora": ["sturm", {"name": "ler", "granularity": "coarse"}],
+    "embeddings": {
+        "proposed": ["charlm:de-forward", "charlm:de-backward"],
+        "proposed+word": ["charlm:de-forward", "charlm:de-backward", "fasttext:de"],
+    },
+    "taggers": ["bilstm-crf", "map-crf", "map"],
+    "seeds": [1, 2, 3],
+    "train": {"max_epochs": 20},
+    "tagger_train": {"map": {"learning_rate": 0.05}},
+}
+
+
+def write(tmp_path: Path, data: Any, name: str = "t3.yaml") -> Path:
+    """`data` as a YAML file below tmp_path (key order kept)."""
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def variant(**changes: Any) -> dict[str, Any]:
+    """BASE with keys replaced; a value of None removes the key."""
+    data = copy.deepcopy(BASE)
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key)
+        else:
+            data[key] = value
+    return data
+
+
+def error(path: Path) -> str:
+    with pytest.raises(FlairsuiteError) as info:
+        load_experiment(path)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+ERRORS = [
+    ({"seeds": None}, "missing key 'seeds': add e.g. `seeds: [1, 2, 3]`"),
+    ({"name": None}, "missing key 'name': add e.g. `name: sturm-table3`"),
+    ({"tagger": ["map"]}, "unknown key 'tagger'. Did you mean taggers, tagger_train?"),
+    ({"name": "a/b"}, 'name: "a/b" is not a usable folder name: use letters, digits and . _ + - (starting with a letter or digit)'),
+    ({"corpora": ["strum"]}, "corpora: unknown dataset 'strum'. Did you mean sturm?"),
+    ({"corpora": [{"name": "ler", "level": "inner"}]}, "corpora: dataset 'ler' has no option 'level' (its options: granularity)"),
+    (
+        {"corpora": [{"name": "ler", "granularity": "medium"}]},
+        "corpora: dataset 'ler': option granularity=medium is not one of: fine, coarse",
+    ),
+    ({"corpora": ["ud-de-gsd"]}, f"corpora: 'ud-de-gsd' is a part-of-speech (PoS) set, not an NER corpus: use one of {NER}"),
+    ({"corpora": ["raw-de"]}, f"corpora: 'raw-de' is a raw-text set for language models, not an NER corpus: use one of {NER}"),
+    (
+        {"corpora": [{"granularity": "coarse"}]},
+        'corpora: entry {"granularity": "coarse"} needs a dataset name, as `sturm` or `{name: ler, granularity: coarse}`',
+    ),
+    ({"corpora": []}, "key 'corpora' is empty: list at least one, e.g. `corpora: [sturm, {name: ler, granularity: coarse}]`"),
+    ({"corpora": "sturm"}, "key 'corpora' must be a list, e.g. `corpora: [sturm, {name: ler, granularity: coarse}]`"),
+    ({"corpora": ["sturm", "sturm"]}, "corpora: 'sturm' is listed twice: remove one"),
+    ({"corpora": ["ler", {"name": "ler", "granularity": "fine"}]}, "corpora: 'ler' is listed twice: remove one"),
+    (
+        {"corpora": [{"name": "ler", "subsample": 0}]},
+        "corpora: ler: subsample must be a fraction of train in (0, 1], e.g. 0.1 (found 0)",
+    ),
+    (
+        {"corpora": [{"name": "ler", "subsample": 1.5}]},
+        "corpora: ler: subsample must be a fraction of train in (0, 1], e.g. 0.1 (found 1.5)",
+    ),
+    (
+        {"corpora": [{"name": "ler", "subsample": "10%"}]},
+        'corpora: ler: subsample must be a fraction of train in (0, 1], e.g. 0.1 (found "10%")',
+    ),
+    ({"taggers": ["bilstm"]}, 'taggers: unknown tagger "bilstm" (known: bilstm-crf, map-crf, map)'),
+    ({"taggers": []}, "key 'taggers' is empty: list at least one, e.g. `taggers: [bilstm-crf, map-crf, map]`"),
+    ({"taggers": ["map", "map"], "tagger_train": {}}, "taggers: map is listed twice: remove one"),
+    ({"embeddings": {"proposed": ["charlm:de"]}}, "embeddings: proposed: embedding spec 'charlm:de': write charlm:NAME-forward or charlm:NAME-backward"),
+    ({"embeddings": {"classic": ["glove:en"]}}, "embeddings: classic: unknown embedding kind 'glove'. Known: charlm, fasttext, char."),
+    ({"embeddings": {"classic": ["fasttext"]}}, "embeddings: classic: embedding spec 'fasttext' needs a name, e.g. fasttext:de"),
+    ({"embeddings": {"classic": []}}, "embeddings: 'classic' must be a non-empty list of embedding specs, e.g. [fasttext:de]"),
+    ({"embeddings": {"classic": "fasttext:de"}}, "embeddings: 'classic' must be a non-empty list of embedding specs, e.g. [fasttext:de]"),
+    ({"embeddings": {}}, "key 'embeddings' must name at least one stack, e.g. `embeddings: {proposed: [charlm:de-forward, charlm:de-backward]}`"),
+    ({"embeddings": {"my stack": ["char"]}}, 'embeddings: "my stack" is not a usable folder name: use letters, digits and . _ + - (starting with a letter or digit)'),
+    ({"embeddings": {"w": ["fasttext:de", "fasttext:de"]}}, "embeddings: w: fasttext:de is listed twice: remove one"),
+    ({"embeddings": {"a": ["char"], "b": ["char"]}}, "embeddings: stacks 'a' and 'b' are the same: remove one"),
+    ({"seeds": [1, 1.5]}, "seeds: 1.5 is not an integer seed (0 to 2^32 - 1), e.g. `seeds: [1, 2, 3]`"),
+    ({"seeds": ["1"]}, 'seeds: "1" is not an integer seed (0 to 2^32 - 1), e.g. `seeds: [1, 2, 3]`'),
+    ({"seeds": [True]}, "seeds: true is not an integer seed (0 to 2^32 - 1), e.g. `seeds: [1, 2, 3]`"),
+    ({"seeds": []}, "key 'seeds' is empty: list at least one, e.g. `seeds: [1, 2, 3]`"),
+    ({"seeds": [2, 1, 2]}, "seeds: 2 is listed twice: remove one"),
+    ({"train": {"lr": 0.1}}, "train: unknown training setting 'lr'. Known: " + ", ".join(TRAIN_CHECKS) + "."),
+    ({"train": {"max_epoch": 5}}, "train: unknown training setting 'max_epoch'. Did you mean max_epochs?"),
+    ({"train": {"optimizer": "rmsprop"}}, 'train.optimizer must be one of: sgd, adam (found "rmsprop")'),
+    ({"train": {"max_epochs": 0}}, "train.max_epochs must be a positive integer (found 0)"),
+    ({"train": [20]}, "train must be a mapping of training settings, e.g. {max_epochs: 20}"),
+    ({"tagger_train": {"map": {"anneal_factor": 2}}}, "tagger_train.map.anneal_factor must be a number in (0, 1] (found 2)"),
+    (
+        {"taggers": ["bilstm-crf"]},
+        'tagger_train: "map" is not in taggers (bilstm-crf): add it there or remove this entry',
+    ),
+    (
+        {"tagger_train": {"lstm": {"max_epochs": 2}}},
+        'tagger_train: "lstm" is not in taggers (bilstm-crf, map-crf, map): add it there or remove this entry',
+    ),
+]
+
+
+@pytest.mark.parametrize("changes, message", ERRORS)
+def test_errors_name_file_and_key(tmp_path: Path, changes: dict[str, Any], message: str) -> None:
+    path = write(tmp_path, variant(**changes))
+    assert error(path) == f"{path}: {message}"
+
+
+def test_not_a_mapping(tmp_path: Path) -> None:
+    path = write(tmp_path, ["sturm"])
+    assert error(path) == f"{path}: must be a mapping with the keys name, corpora, embeddings, taggers, seeds (see experiments/README.md)"
+
+
+def test_malformed_yaml_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: t3\ncorpora: [sturm\ntaggers: [map]\n", encoding="utf-8")
+    assert error(path) == f"{path}:3: not valid YAML: expected ',' or ']', but got ':'"
+
+
+def test_duplicate_yaml_key_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "dup.yaml"
+    path.write_text("name: t3\nembeddings:\n  proposed: [char]\n  proposed: [fasttext:de]\n", encoding="utf-8")
+    assert error(path) == f"{path}:4: not valid YAML: duplicate key 'proposed': each name may appear once"
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "none.yaml"
+    assert error(path) == f"{path}: cannot read: No such file or directory"
+
+
+def test_grid_expansion_and_run_ids(tmp_path: Path) -> None:
+    config = load_experiment(write(tmp_path, BASE))
+    grid = runs(config)
+    assert len(grid) == 2 * 2 * 3 * 3
+    ids = [run.run_id for run in grid]
+    assert len(set(ids)) == len(ids)
+    assert ids[0] == "sturm/proposed/bilstm-crf/seed-1"
+    assert ids[-1] == "ler-coarse/proposed+word/map/seed-3"
+    assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", part) for run_id in ids for part in run_id.split("/"))
+    last = grid[-1]
+    assert (last.experiment, last.embeddings, last.tagger, last.seed) == ("t3", "proposed+word", "map", 3)
+    assert last.embedding_specs == ("charlm:de-forward", "charlm:de-backward", "fasttext:de")
+    assert last.corpus == CorpusChoice("ler", {"granularity": "coarse"}, None)
+
+
+def test_corpus_labels_keys_and_options(tmp_path: Path) -> None:
+    corpora = [
+        "sturm",
+        {"name": "ler", "granularity": "coarse", "subsample": 0.1},
+        {"name": "germeval14", "level": "inner"},
+        {"name": "ler", "granularity": "fine"},
+        {"name": "danish-ner", "train_size": "5k", "subsample": 1},
+    ]
+    config = load_experiment(write(tmp_path, variant(corpora=corpora)))
+    assert [c.label for c in config.corpora] == ["sturm", "ler (coarse, 10% train)", "germeval14 (inner)", "ler", "danish-ner (5k)"]
+    assert [c.key for c in config.corpora] == ["sturm", "ler-coarse-10pct", "germeval14-inner", "ler", "danish-ner-5k"]
+    assert [c.options for c in config.corpora] == [{}, {"granularity": "coarse"}, {"level": "inner"}, {}, {"train_size": "5k"}]
+    assert [c.subsample for c in config.corpora] == [None, 0.1, None, None, None]
+
+
+def test_train_settings_precedence(tmp_path: Path) -> None:
+    data = variant(train={"max_epochs": 20, "learning_rate": 0.2}, tagger_train={"map": {"learning_rate": 0.05, "patience": 1}})
+    settings = {run.tagger: run.train_settings for run in runs(load_experiment(write(tmp_path, data)))}
+    assert settings["bilstm-crf"] == {**default_train("bilstm-crf"), "max_epochs": 20, "learning_rate": 0.2}
+    assert settings["map-crf"] == {**default_train("map-crf"), "max_epochs": 20, "learning_rate": 0.2}
+    assert settings["map"] == {**default_train("map"), "max_epochs": 20, "learning_rate": 0.05, "patience": 1}
+
+
+def test_train_checks_cover_the_defaults() -> None:
+    for name in TAGGERS:
+        defaults = default_train(name)
+        assert set(defaults) == set(TRAIN_CHECKS)
+        assert all(TRAIN_CHECKS[key][1](value) for key, value in defaults.items())
+
+
+def test_fingerprint_ignores_order_and_sees_values(tmp_path: Path) -> None:
+    reference = fingerprint(load_experiment(write(tmp_path, BASE)))
+    reordered = {
+        "seeds": [3, 1, 2],
+        "tagger_train": BASE["tagger_train"],
+        "taggers": ["map", "bilstm-crf", "map-crf"],
+        "embeddings": dict(reversed(BASE["embeddings"].items())),
+        "train": BASE["train"],
+        "corpora": [{"granularity": "coarse", "name": "ler"}, "sturm"],
+        "name": "t3",
+    }
+    assert fingerprint(load_experiment(write(tmp_path, reordered, "reordered.yaml"))) == reference
+    for changed in (
+        variant(train={"max_epochs": 21}),
+        variant(seeds=[1, 2, 4]),
+        variant(name="t4"),
+        variant(tagger_train=None),
+        variant(embeddings={"proposed": ["charlm:de-backward", "charlm:de-forward"]}),
+    ):
+        assert fingerprint(load_experiment(write(tmp_path, changed, "changed.yaml"))) != reference
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.name)
+def test_example_files_validate(path: Path) -> None:
+    assert runs(load_experiment(path))
+
+
+def test_sturm_table3_layout() -> None:
+    config = load_experiment(EXAMPLES / "sturm-table3.yaml")
+    assert config.name == "sturm-table3"
+    assert list(config.embeddings) == ["proposed", "proposed+word", "classic"]
+    assert config.taggers == ["bilstm-crf", "map-crf", "map"]
+    assert len(runs(config)) == 27
