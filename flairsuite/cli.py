@@ -200,6 +200,33 @@ def train_fasttext(**options: Any) -> None:
         click.echo(line)
 
 
+@cli.command("tag")
+@click.argument("experiment", type=click.Path(dir_okay=False))
+@click.option("--force", is_flag=True, help="Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid.")
+@corpora_dir_option
+def tag(experiment: str, force: bool, corpora_dir: Optional[str]) -> None:
+    """Train and score every run of an experiment file; finished runs are skipped, a killed run resumes.
+
+    Results go to results/<name>/ under $FLAIRSUITE_HOME; the comparison table is printed at the end.
+
+    \b
+    Examples:
+      flairsuite tag experiments/sturm-table3.yaml
+      flairsuite results results/sturm-table3 --plot
+    """
+    from pathlib import Path
+
+    from flairsuite.paths import corpora_dir as resolve
+    from flairsuite.paths import home
+    from flairsuite.results.collect import per_type_frame, read_runs, runs_frame
+    from flairsuite.results.tables import report
+    from flairsuite.tagging.grid import run_experiment
+
+    out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo)
+    runs = read_runs(out)
+    click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
+
+
 @cli.command("results")
 @click.argument("directory", required=False, metavar="[DIR]", type=click.Path(file_okay=False))
 @click.option("--experiment", default=None, help="Only this experiment [default: one table per experiment found].")

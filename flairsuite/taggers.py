@@ -2,8 +2,9 @@
 
 Every tagger is a `flair.models.SequenceTagger` built with constructor arguments only, so a saved
 model loads with `SequenceTagger.load(path)` in plain Flair, without flairsuite. Spans are encoded
-as BIOES tags (Flair's default, as in the paper); the tag dictionary is the one of
-`corpus.make_label_dictionary(label_type, add_unk=False)`.
+as BIO (IOB2) tags, not Flair's default BIOES: the tables score the decoder's raw tags with seqeval in
+strict IOB2 mode and Entity-Fix is defined on BIO, so the decoder's output is scored as it is, with no
+conversion in between. The tag dictionary is the one of `corpus.make_label_dictionary(label_type, add_unk=False)`.
 
 | name | architecture | Flair arguments |
 |---|---|---|
@@ -20,7 +21,8 @@ Training defaults (`default_train`; an experiment's `train` and `tagger_train` o
 
 - `bilstm-crf`: the paper's settings: vanilla SGD, learning rate 0.1, mini-batch 32, learning rate
   halved on a plateau, up to 150 epochs; with Flair's patience of 3 (Flair anneals on dev F1, the
-  paper on training loss with patience 5). Embeddings are computed once and kept in memory (`cpu`).
+  paper on training loss with patience 5). Frozen embeddings are computed once per corpus and read
+  from the on-disk cache (flairsuite/tagging/cache.py).
 - `map-crf`, `map`: Adam with learning rate 0.01, all else as `bilstm-crf`. **Starting values, to
   be confirmed by measurement on Sturm in the experiments issue.** Plain Flair with the BiLSTM-CRF
   settings for 15 epochs left Map-CRF at F1 0.18 and Map at 0.20 on Sturm (BiLSTM-CRF: 0.77); the
@@ -52,11 +54,10 @@ from flair.models import SequenceTagger
 
 from flairsuite.corpora.registry import unknown_name_error
 
-TAG_FORMAT = "BIOES"
+TAG_FORMAT = "BIO"
 HIDDEN_SIZE = 256
 RNN_LAYERS = 1
 OPTIMIZERS: Mapping[str, type[torch.optim.Optimizer]] = MappingProxyType({"sgd": torch.optim.SGD, "adam": torch.optim.Adam})
-EMBEDDINGS_STORAGE = ("none", "cpu", "gpu")  # Flair's embeddings_storage_mode values
 
 # The paper's BiLSTM-CRF settings; see "Training defaults" in the module docstring.
 PAPER_TRAIN: Mapping[str, Any] = MappingProxyType(
@@ -68,7 +69,6 @@ PAPER_TRAIN: Mapping[str, Any] = MappingProxyType(
         "patience": 3,
         "optimizer": "sgd",
         "train_with_dev": False,
-        "embeddings_storage": "cpu",
     }
 )
 LINEAR_TRAIN: Mapping[str, Any] = MappingProxyType({**PAPER_TRAIN, "optimizer": "adam", "learning_rate": 0.01})

@@ -83,8 +83,8 @@ def test_module_structure(taggers: dict[str, SequenceTagger], embeddings: Charac
         assert hasattr(linear, "crf") is crf and linear.use_crf is crf
         assert linear.linear.in_features == embeddings.embedding_length
     for tagger in taggers.values():
-        assert tagger.tag_format == "BIOES" and tagger.predict_spans
-        assert {"O", "S-pers", "B-place", "E-date", "I-pers"} <= set(tagger.label_dictionary.get_items())
+        assert tagger.tag_format == "BIO" and tagger.predict_spans
+        assert {"O", "B-pers", "I-pers", "B-place", "I-place", "B-date", "I-date"} <= set(tagger.label_dictionary.get_items())
 
 
 def test_default_train_is_a_copy_per_tagger() -> None:

@@ -19,7 +19,7 @@ import yaml
 from flairsuite.corpora.registry import dataset, names, unknown_name_error
 from flairsuite.embeddings import parse
 from flairsuite.errors import FlairsuiteError, InputError
-from flairsuite.taggers import EMBEDDINGS_STORAGE, OPTIMIZERS, TAGGERS, default_train
+from flairsuite.taggers import OPTIMIZERS, TAGGERS, default_train
 
 EXAMPLES = {
     "name": "name: sturm-table3",
@@ -56,7 +56,6 @@ TRAIN_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "patience": ("a non-negative integer", lambda v: _is_int(v) and v >= 0),
     "optimizer": (f"one of: {', '.join(OPTIMIZERS)}", lambda v: v in OPTIMIZERS),
     "train_with_dev": ("true or false", lambda v: isinstance(v, bool)),
-    "embeddings_storage": (f"one of: {', '.join(EMBEDDINGS_STORAGE)}", lambda v: v in EMBEDDINGS_STORAGE),
 }
 
 
@@ -323,30 +322,31 @@ def runs(config: ExperimentConfig) -> list[Run]:
     ]
 
 
+def run_record(run: Run) -> dict[str, Any]:
+    """What a run does, as plain data: id, corpus, options, subsample, embedding specs, tagger, seed, settings."""
+    return {
+        "run": run.run_id,
+        "corpus": run.corpus.name,
+        "corpus_options": run.corpus.options,
+        "subsample": run.corpus.subsample,
+        "embedding_specs": list(run.embedding_specs),
+        "tagger": run.tagger,
+        "seed": run.seed,
+        "train": run.train_settings,
+    }
+
+
+def digest(data: Any) -> str:
+    """sha256 of `data` as canonical JSON (sorted keys), so key order does not count."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def fingerprint(config: ExperimentConfig) -> str:
     """sha256 of what the experiment's runs do (sorted, so the order of keys and list items does not count).
 
-    Every run contributes its id, corpus, options, subsample, embedding specs, tagger, seed and complete
-    training settings, so a change of a tagger default in the suite also changes the fingerprint.
+    Every run contributes its `run_record`, complete training settings included, so a change of a
+    tagger default in the suite also changes the fingerprint.
     """
-    canonical = {
-        "name": config.name,
-        "runs": sorted(
-            (
-                {
-                    "run": run.run_id,
-                    "corpus": run.corpus.name,
-                    "corpus_options": run.corpus.options,
-                    "subsample": run.corpus.subsample,
-                    "embedding_specs": list(run.embedding_specs),
-                    "tagger": run.tagger,
-                    "seed": run.seed,
-                    "train": run.train_settings,
-                }
-                for run in runs(config)
-            ),
-            key=lambda run: run["run"],
-        ),
-    }
-    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    records = sorted((run_record(run) for run in runs(config)), key=lambda record: record["run"])
+    return digest({"name": config.name, "runs": records})

@@ -1,0 +1,1 @@
+"""Tagging experiments: cached embeddings, the training loop over them, decoding and scoring, the grid runner."""

@@ -1,0 +1,90 @@
+"""Embed once: the frozen embeddings of a split, computed by Flair once and kept on disk as a memory map.
+
+Character LMs and word vectors do not change while a tagger trains, so the vectors of every token
+of a split are computed once per embedding spec, with the very Flair embedding the saved model
+holds, and stored as float16 `.npy` arrays under `cache/embeddings/` (below $FLAIRSUITE_HOME).
+An array's name is a digest of the embedding's artifact files and of the split's tokens, so every
+tagger, seed, stack and later experiment that needs the same vectors maps the same file, and a
+retrained LM or a changed corpus gets new ones. Rows are tokens in corpus order; a split of
+sentences with lengths n1, n2, ... occupies rows [0, n1), [n1, n1 + n2), ...
+
+Embeddings that train with the tagger (`char`) are not cacheable: `frozen(spec)` says which are.
+"""
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+from flair.data import Sentence
+from flair.embeddings import TokenEmbeddings
+from tqdm import tqdm
+
+from flairsuite.atomic import atomic_file, write_json
+from flairsuite.embeddings import artifact_digest, parse, resolve
+
+CACHE_DTYPE = np.float16  # LM states lie in [-1, 1] and word vectors are small: half precision keeps ~3 digits
+EMBED_BATCH_CHARS = 20_000  # characters per batch handed to Flair's embed()
+
+
+def frozen(spec: str) -> bool:
+    """Whether the embedding of `spec` is fixed while a tagger trains (and so can be cached)."""
+    return parse(spec)[0] != "char"
+
+
+def tokens_digest(sentences: list[Sentence]) -> str:
+    """sha256 of the tokens and the whitespace after them, sentence by sentence."""
+    digest = hashlib.sha256()
+    for sentence in sentences:
+        tokens = [[token.text, token.whitespace_after] for token in sentence]
+        digest.update(json.dumps(tokens, ensure_ascii=False).encode("utf-8") + b"\n")
+    return digest.hexdigest()
+
+
+def cache_path(spec: str, sentences: list[Sentence], home: Path) -> Path:
+    """Where the vectors of `sentences` under `spec` are (or will be) stored."""
+    key = hashlib.sha256(f"{artifact_digest(spec, home)}:{tokens_digest(sentences)}".encode()).hexdigest()
+    kind, name = parse(spec)
+    return home / "cache" / "embeddings" / f"{kind}-{name}" / f"{key[:24]}.npy"
+
+
+def length_batches(sentences: list[Sentence], max_chars: int = EMBED_BATCH_CHARS) -> list[list[int]]:
+    """Sentence indices in batches of similar length (longest first), padded size at most `max_chars` characters."""
+    chars = [len(sentence.to_tokenized_string()) + 1 for sentence in sentences]
+    batches: list[list[int]] = []
+    for index in sorted(range(len(sentences)), key=lambda i: -chars[i]):
+        if batches and (len(batches[-1]) + 1) * chars[batches[-1][0]] <= max_chars:
+            batches[-1].append(index)
+        else:
+            batches.append([index])
+    return batches
+
+
+def compute(embedding: TokenEmbeddings, sentences: list[Sentence], target: Path, desc: str) -> None:
+    """Embed `sentences` with `embedding` and write the token vectors to `target` atomically."""
+    offsets = np.concatenate([[0], np.cumsum([len(s) for s in sentences])])
+    with atomic_file(target) as temp:
+        array = np.lib.format.open_memmap(temp, mode="w+", dtype=CACHE_DTYPE, shape=(int(offsets[-1]), embedding.embedding_length))
+        names = embedding.get_names()
+        with torch.no_grad(), tqdm(total=int(offsets[-1]), desc=desc, unit="tok", leave=False) as bar:
+            for batch in length_batches(sentences):
+                chosen = [sentences[i] for i in batch]
+                embedding.embed(chosen)
+                for index, sentence in zip(batch, chosen):
+                    vectors = torch.stack([token.get_embedding(names) for token in sentence])
+                    array[offsets[index] : offsets[index + 1]] = vectors.numpy().astype(CACHE_DTYPE)
+                    sentence.clear_embeddings()
+                bar.update(sum(len(s) for s in chosen))
+        array.flush()
+        del array
+    write_json(target.with_suffix(".json"), {"sentences": len(sentences), "tokens": int(offsets[-1]), "dim": embedding.embedding_length})
+
+
+def cached_vectors(spec: str, sentences: list[Sentence], home: Path, desc: str) -> tuple[np.ndarray, bool]:
+    """The read-only memory map of the vectors of `sentences` under `spec`, and whether it was computed now."""
+    target = cache_path(spec, sentences, home)
+    computed = not target.is_file()
+    if computed:
+        compute(resolve(spec, home), sentences, target, desc)
+    return np.load(target, mmap_mode="r"), computed

@@ -1,0 +1,101 @@
+"""Linear-chain CRF math in Flair's layout, vectorised over the batch: loss, Viterbi, emissions of a SequenceTagger.
+
+Flair's `ViterbiLoss` and `ViterbiDecoder` build the (batch, time, tags, tags) score tensor and
+format targets in Python lists; here the forward algorithm and Viterbi loop over time only, on
+(batch, tags) tensors with a padding mask. `transitions[to, from]` is Flair's CRF parameter
+(with `<START>` and `<STOP>` rows/columns), so the values equal Flair's (tests/test_lcrf.py): the
+loss summed over the batch, the tags, and the confidences (max softmax of the Viterbi scores).
+Plain CRF taggers use `transitions = model.crf.transitions`, LCRF-NER its Eq. 7 matrix.
+"""
+
+import torch
+from flair.data import Dictionary
+from flair.models import SequenceTagger
+
+IMPOSSIBLE = -10000.0  # Flair's CRF score of transitions into <START> and out of <STOP>
+Tagged = list[list[tuple[str, float]]]  # per sentence, per token: (raw BIO tag, confidence)
+
+
+def padding_mask(lengths: torch.Tensor, longest: int, device: torch.device) -> torch.Tensor:
+    """(batch, longest) bool: True at the real tokens."""
+    return torch.arange(longest, device=device).unsqueeze(0) < lengths.to(device).unsqueeze(1)
+
+
+def gold_tensor(dictionary: Dictionary, gold: list[list[str]], longest: int) -> torch.Tensor:
+    """Gold tags as ids (batch, longest), padded with 0 (masked out by the loss)."""
+    index = dictionary.get_idx_for_item
+    return torch.tensor([[index(tag) for tag in tags] + [0] * (longest - len(tags)) for tags in gold], dtype=torch.long)
+
+
+def emissions(model: SequenceTagger, sentence_tensor: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Per token the tag scores before the CRF: Flair's `SequenceTagger.forward` up to its linear map."""
+    if model.use_dropout:
+        sentence_tensor = model.dropout(sentence_tensor)
+    if model.use_word_dropout:
+        sentence_tensor = model.word_dropout(sentence_tensor)
+    if model.use_locked_dropout:
+        sentence_tensor = model.locked_dropout(sentence_tensor)
+    if model.reproject_embeddings:
+        sentence_tensor = model.embedding2nn(sentence_tensor)
+    if model.use_rnn:
+        packed = torch.nn.utils.rnn.pack_padded_sequence(sentence_tensor, lengths, batch_first=True)
+        sentence_tensor, _ = torch.nn.utils.rnn.pad_packed_sequence(model.rnn(packed)[0], batch_first=True)
+    if model.use_dropout:
+        sentence_tensor = model.dropout(sentence_tensor)
+    if model.use_locked_dropout:
+        sentence_tensor = model.locked_dropout(sentence_tensor)
+    return model.linear(sentence_tensor)
+
+
+def _gold_score(scores: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+    """Per sentence: the score of its gold path, <START> and <STOP> transitions included."""
+    previous = torch.cat([torch.full_like(tags[:, :1], start), tags[:, :-1]], dim=1)
+    steps = scores.gather(2, tags.unsqueeze(2)).squeeze(2) + transitions[tags, previous]
+    last = tags.gather(1, mask.sum(1, keepdim=True) - 1).squeeze(1)
+    return steps.masked_fill(~mask, 0.0).sum(1) + transitions[stop, last]
+
+
+def _log_partition(scores: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+    """Per sentence: the log of the summed exp-scores of all paths (the forward algorithm)."""
+    alpha = scores[:, 0] + transitions[:, start]
+    for t in range(1, scores.size(1)):
+        step = torch.logsumexp(alpha.unsqueeze(1) + transitions, dim=2) + scores[:, t]
+        alpha = torch.where(mask[:, t].unsqueeze(1), step, alpha)
+    return torch.logsumexp(alpha + transitions[stop], dim=1)
+
+
+def crf_loss(scores: torch.Tensor, tags: torch.Tensor, lengths: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+    """The negative log-likelihood of the gold `tags` (batch, longest), summed over the batch."""
+    mask = padding_mask(lengths, scores.size(1), scores.device)
+    return (_log_partition(scores, mask, transitions, start, stop) - _gold_score(scores, tags, mask, transitions, start, stop)).sum()
+
+
+def crf_decode(scores: torch.Tensor, lengths: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The best tag ids (batch, longest) and Flair's confidences (the max softmax of the Viterbi scores)."""
+    mask = padding_mask(lengths, scores.size(1), scores.device)
+    score = scores[:, 0] + transitions[:, start]
+    history, pointers = [score], []
+    stay = torch.arange(scores.size(2), device=scores.device).expand_as(score)
+    for t in range(1, scores.size(1)):
+        # the same sums in the same order as Flair's ViterbiDecoder, so ties and confidences match
+        best, pointer = ((scores[:, t].unsqueeze(2) + transitions) + score.unsqueeze(1)).max(dim=2)
+        keep = mask[:, t].unsqueeze(1)
+        score = torch.where(keep, best, score)
+        pointers.append(torch.where(keep, pointer, stay))
+        history.append(score)
+    tag = (score + transitions[stop]).argmax(dim=1)
+    path = [tag]
+    for pointer in reversed(pointers):
+        tag = pointer.gather(1, tag.unsqueeze(1)).squeeze(1)
+        path.append(tag)
+    confidences = torch.softmax(torch.stack(history, dim=1), dim=2).amax(dim=2)
+    return torch.stack(path[::-1], dim=1), confidences
+
+
+def tagged(label_dictionary: Dictionary, tags: torch.Tensor, confidences: torch.Tensor, lengths: torch.Tensor) -> Tagged:
+    """Decoded ids and confidences as (tag, confidence) per token, padding cut off."""
+    item = label_dictionary.get_item_for_index
+    return [
+        [(item(tag), confidence) for tag, confidence in zip(row[:length], row_confidences[:length])]
+        for row, row_confidences, length in zip(tags.tolist(), confidences.tolist(), lengths.tolist())
+    ]

@@ -1,0 +1,41 @@
+"""Entity-level scores of predicted BIO tags: seqeval strict IOB2 for the tables, and Flair's own span F1.
+
+Strict IOB2 (`seqeval`, `mode="strict", scheme=IOB2`) counts a predicted entity only if it is a
+well-formed chunk B-X I-X* with exactly the gold boundaries and type: an I-X that does not continue
+an entity of type X (ill-formed) never matches. Flair's F1 first decodes the tags to spans with its
+own repair (`get_spans_from_bio`: an ill-formed I-X starts a new entity), as `SequenceTagger.predict` does.
+"""
+
+from typing import Any
+
+from flair.data import get_spans_from_bio
+from seqeval.metrics import classification_report
+from seqeval.scheme import IOB2
+
+from flairsuite.corpora.tags import bio_spans
+
+
+def strict_scores(gold: list[list[str]], predicted: list[list[str]]) -> dict[str, Any]:
+    """Micro precision, recall, F1 and per-type scores (with gold support) in strict IOB2 mode."""
+    report = classification_report(gold, predicted, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
+    micro = report["micro avg"]
+    per_type = {
+        name: {"precision": float(s["precision"]), "recall": float(s["recall"]), "f1": float(s["f1-score"]), "support": int(s["support"])}
+        for name, s in report.items()
+        if not name.endswith(" avg")
+    }
+    return {"precision": float(micro["precision"]), "recall": float(micro["recall"]), "f1": float(micro["f1-score"]), "per_type": per_type}
+
+
+def flair_f1(gold: list[list[str]], predicted: list[list[str]]) -> float:
+    """Micro F1 of exact spans after Flair's span decoding of the predicted tags (its evaluate's micro F1)."""
+    gold_spans = {(i, start, end, kind) for i, tags in enumerate(gold) for start, end, kind in bio_spans(tags)}
+    found = set()
+    for i, tags in enumerate(predicted):
+        for indices, _, kind in get_spans_from_bio(list(tags)):  # it appends to its argument
+            found.add((i, indices[0], indices[-1] + 1, kind))
+    correct = len(gold_spans & found)
+    if not correct:
+        return 0.0
+    precision, recall = correct / len(found), correct / len(gold_spans)
+    return 2 * precision * recall / (precision + recall)
