@@ -18,6 +18,7 @@ class SuiteGroup(click.Group):
             raise click.ClickException(str(err)) from None
 
 
+QUICKSTART_LM_HOURS = 0.05  # 3 minutes per direction when no LM pair is present
 corpora_dir_option = click.option(
     "--corpora-dir",
     type=click.Path(file_okay=False),
@@ -203,8 +204,9 @@ def train_fasttext(**options: Any) -> None:
 @cli.command("tag")
 @click.argument("experiment", type=click.Path(dir_okay=False))
 @click.option("--force", is_flag=True, help="Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid.")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, all cores].")
 @corpora_dir_option
-def tag(experiment: str, force: bool, corpora_dir: Optional[str]) -> None:
+def tag(experiment: str, force: bool, threads: Optional[int], corpora_dir: Optional[str]) -> None:
     """Train and score every run of an experiment file; finished runs are skipped, a killed run resumes.
 
     Results go to results/<name>/ under $FLAIRSUITE_HOME; the comparison table is printed at the end.
@@ -222,9 +224,43 @@ def tag(experiment: str, force: bool, corpora_dir: Optional[str]) -> None:
     from flairsuite.results.tables import report
     from flairsuite.tagging.grid import run_experiment
 
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
     out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo)
     runs = read_runs(out)
     click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
+
+
+@cli.command("quickstart")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: all cores].")
+@corpora_dir_option
+@click.pass_context
+def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional[str]) -> None:
+    """The whole pipeline on a small default: Sturm, a German LM pair, three taggers, one table (~15 min on 2 cores).
+
+    Fetches Sturm, trains a small forward/backward character-LM pair (3 minutes each) unless
+    charlm/de-forward and charlm/de-backward exist (the released pair is committed), then runs
+    the experiment flairsuite/experiments/quickstart.yaml (bilstm-crf, map-crf, map) and prints its table.
+
+    \b
+    Example:
+      flairsuite quickstart
+    """
+    from importlib.resources import files
+
+    from flairsuite.embeddings import existing_artifact
+    from flairsuite.paths import home
+
+    ctx.invoke(corpora_fetch, name="sturm", corpora_dir=corpora_dir)
+    for direction in ("forward", "backward"):
+        try:
+            existing_artifact(f"charlm:de-{direction}", home())
+            click.echo(f"using charlm/de-{direction}")
+        except FlairsuiteError:
+            ctx.invoke(train_charlm, lang="de", direction=direction, max_hours=QUICKSTART_LM_HOURS, hidden_size=256, threads=threads, corpora_dir=corpora_dir)
+    ctx.invoke(tag, experiment=str(files("flairsuite.experiments") / "quickstart.yaml"), threads=threads, corpora_dir=corpora_dir)
 
 
 @cli.command("results")
@@ -234,9 +270,10 @@ def tag(experiment: str, force: bool, corpora_dir: Optional[str]) -> None:
 @click.option("--metric", type=click.Choice(["f1", "precision", "recall"]), default="f1", show_default=True)
 @click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True)
 @click.option("--per-type", is_flag=True, help="Also a table per corpus: mean score per entity type.")
+@click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
 @click.option("--plot", is_flag=False, flag_value="", default=None, metavar="[PATH]", help="Also write a bar chart PNG [default: DIR/comparison.png]; a path goes as --plot=PATH.")
 def results(
-    directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, plot: Optional[str]
+    directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, table8: bool, plot: Optional[str]
 ) -> None:
     """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
 
@@ -260,7 +297,12 @@ def results(
     frame, types = runs_frame(runs), per_type_frame(runs)
     if experiment:
         frame, types = only_experiment(frame, experiment), types[types["experiment"] == experiment]
-    click.echo(report(frame, types, fmt, metric, split, per_type))
+    if table8:
+        from flairsuite.results.table8 import table8 as paper_layout
+
+        click.echo("\n\n".join(paper_layout(group, fmt) for _, group in frame.groupby("experiment")))
+    else:
+        click.echo(report(frame, types, fmt, metric, split, per_type))
     if plot is not None:
         target = Path(plot) if plot else root / "comparison.png"
         write_plot(frame, target, metric, split)

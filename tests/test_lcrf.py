@@ -12,7 +12,7 @@ from flair.embeddings import CharacterEmbeddings
 from flair.models import SequenceTagger
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.tagging.lcrf import IMPOSSIBLE, LCRFNERTagger, build_lcrf_tagger, forbidden_transitions
+from flairsuite.tagging.lcrf import IMPOSSIBLE, LCRFNERTagger, forbidden_transitions
 from flairsuite.tagging.protocol import features_decode, features_loss
 from flairsuite.taggers import build_tagger
 
@@ -55,7 +55,7 @@ def embeddings() -> CharacterEmbeddings:
 def lcrf_tagger(embeddings: CharacterEmbeddings, tag_format: str = "BIO", use_rnn: bool = False, omegas: tuple[float, float] = (1.0, 0.0)) -> LCRFNERTagger:
     """An LCRF-NER tagger over two types in eval mode, with the given ω_factor and ω_absolute."""
     torch.manual_seed(1)
-    tagger = build_lcrf_tagger(embeddings, span_types("X1", "X2"), "ner", use_rnn=use_rnn, tag_format=tag_format)
+    tagger = LCRFNERTagger(embeddings, span_types("X1", "X2"), "ner", tag_format=tag_format, use_rnn=use_rnn, reproject_embeddings=use_rnn)
     with torch.no_grad():
         tagger.crf.omega_factor.fill_(omegas[0])
         tagger.crf.omega_absolute.fill_(omegas[1])

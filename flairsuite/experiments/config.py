@@ -29,6 +29,7 @@ EXAMPLES = {
     "seeds": "seeds: [1, 2, 3]",
     "train": "train: {max_epochs: 20}",
     "tagger_train": "tagger_train: {map: {learning_rate: 0.05}}",
+    "entity_fix": "entity_fix: [false, true]",
 }
 KEYS = tuple(EXAMPLES)
 REQUIRED = ("name", "corpora", "embeddings", "taggers", "seeds")
@@ -94,6 +95,7 @@ class ExperimentConfig:
     seeds: list[int]
     train: dict[str, Any]
     tagger_train: dict[str, dict[str, Any]]
+    entity_fix: tuple[bool, ...] = (False,)
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ class Run:
     tagger: str
     seed: int
     train_settings: dict[str, Any]
+    entity_fix: tuple[bool, ...] = (False,)
 
     @property
     def run_id(self) -> str:
@@ -252,6 +255,16 @@ def _seeds(data: dict[str, Any]) -> list[int]:
     return seeds
 
 
+def _entity_fix(data: dict[str, Any]) -> tuple[bool, ...]:
+    if "entity_fix" not in data:
+        return (False,)
+    values = _list(data, "entity_fix")
+    if not all(isinstance(value, bool) for value in values):
+        raise FlairsuiteError(f"entity_fix: list true and/or false, e.g. `{EXAMPLES['entity_fix']}`")
+    _no_repeats("entity_fix", values)
+    return tuple(values)
+
+
 def _settings(where: str, value: Any) -> dict[str, Any]:
     if value is None:
         return {}
@@ -296,6 +309,7 @@ def _config(data: Any) -> ExperimentConfig:
         seeds=_seeds(data),
         train=_settings("train", data.get("train")),
         tagger_train=_tagger_train(data, taggers),
+        entity_fix=_entity_fix(data),
     )
 
 
@@ -317,7 +331,7 @@ def train_settings(config: ExperimentConfig, tagger: str) -> dict[str, Any]:
 def runs(config: ExperimentConfig) -> list[Run]:
     """Every run of the grid corpus x embedding stack x tagger x seed, in the file's order."""
     return [
-        Run(config.name, corpus, stack, config.embeddings[stack], tagger, seed, train_settings(config, tagger))
+        Run(config.name, corpus, stack, config.embeddings[stack], tagger, seed, train_settings(config, tagger), config.entity_fix)
         for corpus, stack, tagger, seed in itertools.product(config.corpora, config.embeddings, config.taggers, config.seeds)
     ]
 
@@ -333,6 +347,7 @@ def run_record(run: Run) -> dict[str, Any]:
         "tagger": run.tagger,
         "seed": run.seed,
         "train": run.train_settings,
+        "entity_fix": list(run.entity_fix),
     }
 
 

@@ -158,6 +158,7 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
         m = run.metrics
         row = {column: m[column] for column in RUN_COLUMNS}
         row["embedding_specs"] = " ".join(m["embedding_specs"])
+        row["corpus_options"] = m["corpus_options"]
         row.update({f"{split}_{score}": m[split][score] for split in SPLITS for score in SCORES})
         row.update({f"flair_{split}_f1": m["flair_f1"][split] for split in SPLITS})
         row.update(epochs=m["epochs"], seconds=m["seconds"], path=str(run.path))

@@ -73,7 +73,7 @@ def compute(embedding: TokenEmbeddings, sentences: list[Sentence], target: Path,
                 embedding.embed(chosen)
                 for index, sentence in zip(batch, chosen):
                     vectors = torch.stack([token.get_embedding(names) for token in sentence])
-                    array[offsets[index] : offsets[index + 1]] = vectors.numpy().astype(CACHE_DTYPE)
+                    array[offsets[index] : offsets[index + 1]] = vectors.cpu().numpy().astype(CACHE_DTYPE)
                     sentence.clear_embeddings()
                 bar.update(sum(len(s) for s in chosen))
         array.flush()

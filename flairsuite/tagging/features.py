@@ -9,6 +9,7 @@ sentences so that its gradient flows.
 from dataclasses import dataclass
 from typing import Union
 
+import flair
 import numpy as np
 import torch
 from flair.embeddings import TokenEmbeddings
@@ -49,7 +50,7 @@ class SplitFeatures:
         pieces = []
         for part in self.parts:
             if isinstance(part, np.ndarray):
-                pieces.append(torch.from_numpy(np.asarray(part[rows], dtype=np.float32)))
+                pieces.append(torch.from_numpy(np.asarray(part[rows], dtype=np.float32)).to(flair.device))
                 continue
             sentences = [self.split.sentences[i] for i in order]
             part.embed(sentences)
@@ -60,11 +61,11 @@ class SplitFeatures:
         return torch.cat(pieces, dim=1) if len(pieces) > 1 else pieces[0]
 
     def batch(self, indices: list[int]) -> Batch:
-        """The sentences `indices` as one batch, reordered longest first."""
+        """The sentences `indices` as one batch, reordered longest first: the tensor on `flair.device`, lengths on CPU."""
         order = sorted(indices, key=lambda i: -self.lengths[i])
         lengths = torch.from_numpy(self.lengths[order])
         flat = self._flat(order)
-        mask = torch.arange(int(lengths[0]))[None, :] < lengths[:, None]
+        mask = torch.arange(int(lengths[0]), device=flat.device)[None, :] < lengths.to(flat.device)[:, None]
         tensor = flat.new_zeros((len(order), int(lengths[0]), flat.shape[1]))
         tensor[mask] = flat
         return Batch(order, tensor, lengths, [self.split.tags[i] for i in order])

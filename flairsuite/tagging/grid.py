@@ -32,12 +32,14 @@ from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, d
 from flairsuite.results.collect import METRICS_FILE, read_run
 from flairsuite.tagging.cache import cached_vectors, frozen
 from flairsuite.tagging.data import LabeledSplit, load_labeled, subsample_note
+from flairsuite.tagging.entity_fix import entity_fix
 from flairsuite.tagging.features import Part, SplitFeatures
 from flairsuite.tagging.scoring import flair_f1, strict_scores
 from flairsuite.tagging.train import decode, train_tagger
 from flairsuite.taggers import build_tagger
 
 STATE_FILE = "experiment.json"
+FIX_FOLDER = "entity-fix"  # metrics of the Entity-Fix variant, below the run folder
 MODEL_FILE = "model.pt"
 PREDICTIONS_FILE = "predictions.tsv"
 CHECKPOINT_FILE = "checkpoint.pt"
@@ -115,41 +117,53 @@ def versions() -> dict[str, str]:
     return {"flairsuite": flairsuite.__version__, "flair": flair.__version__, "torch": torch.__version__}
 
 
-def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str) -> dict[str, Any]:
-    """Train, evaluate and save one run; returns its metrics (written last)."""
+def variant(run_id: str, fix: bool) -> str:
+    """The id of a run's Entity-Fix variant: the run's own id, or `<run>/entity-fix` (its folder below the run's)."""
+    return f"{run_id}/{FIX_FOLDER}" if fix else run_id
+
+
+def scores(gold: list[list[str]], raw: list[list[str]], fix: bool) -> tuple[dict[str, Any], float]:
+    """Strict IOB2 scores and Flair's F1 of the raw tags, or of the tags after Entity-Fix."""
+    predicted = [entity_fix(tags) for tags in raw] if fix else raw
+    return strict_scores(gold, predicted), flair_f1(gold, predicted)
+
+
+def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str) -> dict[bool, dict[str, Any]]:
+    """Train, decode, save one run; returns the metrics of each Entity-Fix variant (written last)."""
     started = time.perf_counter()
+    flair.set_seed(run.seed)  # the initial weights depend on the seed only, not on the runs before this one in the process
     model = build_tagger(run.tagger, stack(list(run.embedding_specs), data.home), tag_dictionary(run.corpus), LABEL_TYPE)
     modules = embedding_modules(model.embeddings)
     for spec, module in zip(run.embedding_specs, modules):
         module.requires_grad_(not frozen(spec))
     with_dev = run.train_settings["train_with_dev"]
     train, dev, test = (features(run, modules, data, split) for split in (TRAIN_WITH_DEV if with_dev else "train", "dev", "test"))
-    progress = train_tagger(model, train, None if with_dev else dev, run.train_settings, run.seed, run_dir / CHECKPOINT_FILE, run.run_id)
-    scores = {}
-    for name, split in (("dev", dev), ("test", test)):
-        predicted = decode(model, split)
-        scores[name] = (strict_scores(split.split.tags, predicted), flair_f1(split.split.tags, predicted))
-        if name == "test":
-            write_predictions(run_dir / PREDICTIONS_FILE, split.split, predicted)
+    progress = train_tagger(model, train, None if with_dev else dev, run.train_settings, run.seed, run_dir / CHECKPOINT_FILE, run.run_id,
+                            key=run_digest)
+    raw = {"dev": decode(model, dev), "test": decode(model, test)}
+    write_predictions(run_dir / PREDICTIONS_FILE, test.split, raw["test"])
     save_model(model, run_dir / MODEL_FILE)
-    return {
-        **{key: value for key, value in run_record(run).items() if key not in ("corpus_options", "subsample")},
+    record = {key: value for key, value in run_record(run).items() if key not in ("corpus_options", "subsample", "entity_fix")}
+    common = {
+        **record,
         "experiment": run.experiment,
         "corpus_options": run.corpus.options,
         "corpus_label": run.corpus.label,
         "subsample": subsample_note(run.corpus.subsample),
         "embeddings": run.embeddings,
-        "entity_fix": False,
         "versions": versions(),
-        "dev": scores["dev"][0],
-        "test": scores["test"][0],
-        "flair_f1": {"dev": scores["dev"][1], "test": scores["test"][1]},
         "epochs": progress.epoch,
         "best_epoch": progress.best_epoch,
         "history": progress.history,
         "seconds": round(time.perf_counter() - started, 1),
         "fingerprint": run_digest,
     }
+    metrics = {}
+    for fix in run.entity_fix:
+        (dev_scores, dev_flair), (test_scores, test_flair) = (scores(split.split.tags, raw[name], fix) for name, split in (("dev", dev), ("test", test)))
+        metrics[fix] = {**common, "run": variant(run.run_id, fix), "entity_fix": fix, "dev": dev_scores, "test": test_scores,
+                        "flair_f1": {"dev": dev_flair, "test": test_flair}}
+    return metrics
 
 
 def check_state(config: ExperimentConfig, text: str, out: Path, force: bool) -> None:
@@ -172,13 +186,14 @@ def read_state(path: Path) -> dict[str, Any]:
         raise FlairsuiteError(f"{path}: unreadable ({err}); delete it or pass --force") from None
 
 
-def finished(run_dir: Path, run_digest: str, force: bool) -> bool:
-    """Whether the run's metrics exist for exactly this run; stale results are an error unless `force`."""
-    metrics = run_dir / METRICS_FILE
-    if not metrics.is_file():
+def finished(run: Run, run_dir: Path, run_digest: str, force: bool) -> bool:
+    """Whether the metrics of every Entity-Fix variant exist for exactly this run; stale ones are an error unless `force`."""
+    files = [run_dir / FIX_FOLDER / METRICS_FILE if fix else run_dir / METRICS_FILE for fix in run.entity_fix]
+    if not any(file.is_file() for file in files):
         return False
-    if read_run(metrics).metrics.get("fingerprint") == run_digest:
-        return True
+    found = [read_run(file).metrics.get("fingerprint") for file in files if file.is_file()]
+    if all(value == run_digest for value in found):
+        return len(found) == len(files)  # a variant missing (killed between the writes): decode again
     if not force:
         raise FlairsuiteError(f"{run_dir} was trained with other settings or embedding files: pass --force to retrain it")
     shutil.rmtree(run_dir)
@@ -187,7 +202,8 @@ def finished(run_dir: Path, run_digest: str, force: bool) -> bool:
 
 def remove_stale(out: Path, wanted: set[Path]) -> list[Path]:
     """Delete finished run folders below `out` that the grid no longer has (after --force)."""
-    stale = [path.parent for path in out.rglob(METRICS_FILE) if path.parent not in wanted]
+    stale = {path.parent for path in out.rglob(METRICS_FILE) if path.parent not in wanted}
+    stale = sorted(run_dir for run_dir in stale if not stale.intersection(run_dir.parents))  # <run>/entity-fix goes with <run>
     for run_dir in stale:
         shutil.rmtree(run_dir)
     return stale
@@ -204,23 +220,23 @@ def run_experiment(
     out = home / "results" / config.name
     check_state(config, path.read_text(encoding="utf-8"), out, force)
     if force:
-        for stale in remove_stale(out, {out / run.run_id for run in grid}):
+        for stale in remove_stale(out, {out / variant(run.run_id, fix) for run in grid for fix in run.entity_fix}):
             echo(f"removed {stale} (not in the grid any more)")
     data = GridData(home, corpora_root, {}, {})
     todo = []
     for run in grid:
         run_digest = digest({**run_record(run), "artifacts": [digests[spec] for spec in run.embedding_specs]})
-        if not finished(out / run.run_id, run_digest, force):
+        if not finished(run, out / run.run_id, run_digest, force):
             todo.append((run, run_digest))
     echo(f"{config.name}: {len(grid)} runs, {len(grid) - len(todo)} finished before, {len(todo)} to train")
     started = time.perf_counter()
     for run, run_digest in tqdm(todo, desc=config.name, unit="run"):
         run_dir = out / run.run_id
-        metrics = train_run(run, data, run_dir, run_digest)
-        write_json(run_dir / METRICS_FILE, metrics)
+        for fix, metrics in train_run(run, data, run_dir, run_digest).items():
+            write_json(out / metrics["run"] / METRICS_FILE, metrics)
+            tqdm.write(f"{metrics['run']}: test F1 {metrics['test']['f1'] * 100:.2f} (dev {metrics['dev']['f1'] * 100:.2f}), "
+                       f"{metrics['epochs']} epochs, {metrics['seconds']:.0f} s")
         (run_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
-        tqdm.write(f"{run.run_id}: test F1 {metrics['test']['f1'] * 100:.2f} (dev {metrics['dev']['f1'] * 100:.2f}), "
-                   f"{metrics['epochs']} epochs, {metrics['seconds']:.0f} s")
     echo(f"trained {len(todo)} runs in {time.perf_counter() - started:.0f} s; embeddings computed for {data.computed} "
          f"(corpus split, embedding) pairs, the rest read from the cache")
     return out

@@ -167,19 +167,3 @@ class LCRFNERTagger(SequenceTagger):
         weights = {name: value for name, value in state["state_dict"].items() if name != "crf.transitions"}
         weights.update({f"crf.{name}": value for name, value in state[STATE_KEY].items()})
         return super()._init_model_with_state_dict({**state, "state_dict": weights}, **kwargs)
-
-
-def build_lcrf_tagger(embeddings: TokenEmbeddings, tag_dictionary: Dictionary, tag_type: str, use_rnn: bool, tag_format: str = "BIO") -> LCRFNERTagger:
-    """`bilstm-lcrf-ner` (use_rnn: as the registry's BiLSTM-CRF) or `lcrf-ner` (a linear map, no reprojection)."""
-    from flairsuite.taggers import HIDDEN_SIZE, RNN_LAYERS  # here, not at the top: the registry imports this module
-
-    return LCRFNERTagger(
-        embeddings,
-        tag_dictionary,
-        tag_type,
-        tag_format=tag_format,
-        use_rnn=use_rnn,
-        hidden_size=HIDDEN_SIZE,
-        rnn_layers=RNN_LAYERS,
-        reproject_embeddings=use_rnn,
-    )

@@ -33,7 +33,7 @@ def features_loss(model: torch.nn.Module, sentence_tensor: torch.Tensor, lengths
     if isinstance(model, FeatureTagger):
         return model.features_loss(sentence_tensor, lengths, gold)
     scores = emissions(model, sentence_tensor, lengths)
-    tags = gold_tensor(model.label_dictionary, gold, scores.size(1))
+    tags = gold_tensor(model.label_dictionary, gold, scores.size(1)).to(scores.device)
     if model.use_crf:
         return crf_loss(scores, tags, lengths, model.crf.transitions, *start_stop(model))
     mask = padding_mask(lengths, scores.size(1), scores.device)

@@ -91,11 +91,14 @@ def train_tagger(
     seed: int,
     checkpoint_path: Path,
     desc: str = "",
+    key: Optional[str] = None,
 ) -> Progress:
     """Train `model` with `settings` (the keys of flairsuite.taggers.PAPER_TRAIN); resumes from `checkpoint_path`.
 
     `dev` is None with `train_with_dev` (then `train` holds train + dev). The model ends with the
-    weights of the best dev epoch (or of the last epoch without dev).
+    weights of the best dev epoch (or of the last epoch without dev). `key` (e.g. a digest of the
+    run's settings and embedding files) is saved in the checkpoint: a checkpoint saved under another
+    key is stale and training starts over.
     """
     parameters = [p for p in model.parameters() if p.requires_grad]
     optimizer = OPTIMIZERS[settings["optimizer"]](parameters, lr=settings["learning_rate"])
@@ -103,8 +106,8 @@ def train_tagger(
         optimizer, mode="max" if dev is not None else "min", factor=settings["anneal_factor"], patience=settings["patience"]
     )
     progress, best = Progress(), trained_state(model)
-    if checkpoint_path.is_file():
-        state = checkpoint.load(checkpoint_path)
+    state = checkpoint.load(checkpoint_path) if checkpoint_path.is_file() else None
+    if state is not None and state.get("key") == key:
         model.load_state_dict(state["model"], strict=False)
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
@@ -128,7 +131,7 @@ def train_tagger(
         checkpoint.save(
             checkpoint_path,
             {"model": trained_state(model), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-             "progress": progress, "best": best, "rng": checkpoint.rng_state()},
+             "progress": progress, "best": best, "rng": checkpoint.rng_state(), "key": key},
         )
     model.load_state_dict(best, strict=False)
     return progress

@@ -1,0 +1,90 @@
+"""Inference-only affine maps and LSTM recurrences, in float32 or int8.
+
+int8 uses fbgemm's dynamic quantisation, the kernels behind `torch.ao.quantization.quantize_dynamic`:
+weights symmetric per output channel, activations quantised per call to 7 bits (`reduce_range`, as
+`quantize_dynamic` does on x86). An LSTM's input projections are computed before its recurrence (one
+big product, or a table lookup for a character LM), so that the loop over time multiplies only the
+hidden state. Gate non-linearities use one sigmoid over all four gates: the cell gate's rows are
+doubled in the weights (exact in floating point) and tanh(x) = 2·sigmoid(2x) − 1, which is cheaper
+than torch's tanh on the CPU.
+"""
+
+import warnings
+from collections.abc import Callable
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+
+QMAX = 127  # symmetric int8 weights
+
+
+def per_channel_int8(weight: torch.Tensor) -> torch.Tensor:
+    """`weight` (out, in) as a quantised qint8 tensor with one symmetric scale per output row."""
+    scales = (weight.abs().amax(dim=1) / QMAX).clamp_min(1e-12).double()
+    zero_points = torch.zeros(weight.size(0), dtype=torch.long)
+    with warnings.catch_warnings():  # quantised tensors are deprecated in torch 2.13, still supported
+        warnings.simplefilter("ignore")
+        return torch.quantize_per_channel(weight, scales, zero_points, 0, torch.qint8)
+
+
+class Affine:
+    """x -> x @ weight.T + bias over the last dimension, in float32 or as fbgemm's int8 dynamic linear."""
+
+    def __init__(self, weight: torch.Tensor, bias: Optional[torch.Tensor], quantize: bool) -> None:
+        weight = weight.detach().float().contiguous()
+        self.bias = None if bias is None else bias.detach().float().contiguous()
+        self.out_features = weight.size(0)
+        self.weight = None if quantize else weight
+        self.packed = torch.ops.quantized.linear_prepack(per_channel_int8(weight.cpu()), self.bias) if quantize else None
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        if self.packed is None:
+            return F.linear(x, self.weight, self.bias)
+        flat = torch.ops.quantized.linear_dynamic(x.reshape(-1, x.size(-1)), self.packed, True)
+        return flat.view(*x.shape[:-1], self.out_features)
+
+
+def doubled_cell_gate(gates: torch.Tensor) -> torch.Tensor:
+    """A copy of LSTM gate weights or biases (4H leading rows, PyTorch order i, f, g, o) with g's rows doubled."""
+    hidden = gates.size(0) // 4
+    scale = torch.ones(gates.size(0), dtype=gates.dtype, device=gates.device)
+    scale[2 * hidden : 3 * hidden] = 2.0
+    return gates.detach() * (scale if gates.dim() == 1 else scale.unsqueeze(1))
+
+
+class Recurrence:
+    """One direction of one LSTM layer, given its input projections (with both biases, g doubled)."""
+
+    def __init__(self, weight_hh: torch.Tensor, quantize: bool) -> None:
+        self.hidden_size = weight_hh.size(1)
+        self.hidden = Affine(doubled_cell_gate(weight_hh), None, quantize)
+
+    def run(self, inputs: Callable[[int, int], torch.Tensor], lengths: list[int], reverse: bool, out: torch.Tensor) -> torch.Tensor:
+        """Hidden states (time, batch, H) into the zeroed `out`, for sequences sorted longest first.
+
+        `inputs(t, n)` is the projected input of step t for the first n sequences (those longer than t).
+        Only those rows are computed: a finished sequence drops out (forward), a sequence joins with
+        zero states at its own last step (`reverse`), so padding costs no arithmetic.
+        """
+        size = self.hidden_size
+        cell = out.new_zeros(out.size(1), size)
+        zero = out.new_zeros(out.size(1), size)
+        time = torch.arange(out.size(0)).unsqueeze(1)
+        active = (torch.tensor(lengths).unsqueeze(0) > time).sum(dim=1).tolist()
+        steps = range(out.size(0) - 1, -1, -1) if reverse else range(out.size(0))
+        previous = None
+        for t in steps:
+            n = active[t]
+            state = zero[:n] if previous is None else out[previous, :n]
+            gates = self.hidden(state)
+            gates += inputs(t, n)
+            gates.sigmoid_()
+            i, f, g, o = gates.split(size, dim=1)
+            c = cell[:n]
+            c.mul_(f).addcmul_(i, g, value=2.0).sub_(i)  # c = f·c + i·tanh(g_pre), tanh = 2σ(2·) − 1
+            h = out[t, :n]
+            torch.mul(c, 2.0, out=h).sigmoid_()
+            h.mul_(o).mul_(2.0).sub_(o)  # h = o·tanh(c)
+            previous = t
+        return out

@@ -1,0 +1,53 @@
+"""The layout of Zöllner et al. 2021, Table 8: fine-tuning method x Entity-Fix over the German NER tasks.
+
+Rows are tagger x Entity-Fix, columns the four tasks the suite can run here (H. Arendt, Sturm, LER
+coarse, LER fine; GermEval's train split is not available offline), then their average, then the
+paper's values for the same columns and their average. Cells are test E-F1 in percent, mean ± std
+over seeds (n). The paper fine-tunes a whole small BERT; its DFT (a softmax layer), LCRF and
+LCRFNER correspond to the suite's `map`, `map-crf` and `lcrf-ner`, its CSE to `cse`, each here
+on frozen character-LM embeddings; `bilstm-*` have no counterpart in the paper.
+"""
+
+import pandas as pd
+
+from flairsuite.corpora.registry import dataset
+from flairsuite.errors import FlairsuiteError
+from flairsuite.results.tables import STYLES, comparison_cells, comparison_table, render, subsample_notes
+
+COLUMNS = {("arendt", ""): "H. Arendt", ("sturm", ""): "Sturm", ("ler", "coarse"): "LER CG", ("ler", "fine"): "LER FG"}
+PAPER_METHOD = {"map": "DFT", "cse": "CSE", "map-crf": "LCRF", "lcrf-ner": "LCRFNER"}
+# Table 8 of the paper, E-F1 x 100: method -> Entity-Fix -> (H. Arendt, Sturm, LER CG, LER FG)
+PAPER = {
+    "DFT": {False: (77.41, 85.55, 93.47, 92.06), True: (79.03, 87.06, 94.74, 94.27)},
+    "CSE": {False: (80.48, 86.47, 94.29, 94.01), True: (80.48, 86.47, 94.29, 94.01)},
+    "LCRF": {False: (78.22, 84.53, 93.65, 92.61), True: (79.41, 86.29, 94.77, 94.10)},
+    "LCRFNER": {False: (78.57, 85.08, 93.94, 92.78), True: (79.99, 87.83, 94.88, 94.55)},
+}
+
+
+def column(corpus: str, options: dict[str, str]) -> str:
+    """The Table 8 column of a run's corpus, or "" for corpora the table does not have."""
+    granularity = dataset(corpus, **options).options.get("granularity", "")
+    return COLUMNS.get((corpus, granularity), "")
+
+
+def table8(runs: pd.DataFrame, fmt: str = "md") -> str:
+    """Table 8 of the runs (one experiment's) with the paper's values beside them."""
+    runs = runs.assign(corpus_label=[column(c, o) for c, o in zip(runs["corpus"], runs["corpus_options"])])
+    runs = runs[runs["corpus_label"] != ""]
+    if runs.empty:
+        raise FlairsuiteError(f"no runs on the tasks of Table 8 ({', '.join(COLUMNS.values())})")
+    table = comparison_table(runs)
+    tasks = [name for name in COLUMNS.values() if name in table.columns.get_level_values(0)]
+    cells = comparison_cells(table, STYLES[fmt])[tasks]
+    means = table.xs("mean", axis=1, level="stat")[tasks]
+    cells["Average"] = means.mean(axis=1, skipna=False).map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    for key in cells.index:
+        tagger, fix = key[1], bool(key[2]) if len(key) > 2 else False
+        paper = dict(zip(COLUMNS.values(), PAPER.get(PAPER_METHOD.get(tagger, ""), {}).get(fix, ())))
+        for task in tasks:
+            cells.loc[key, f"paper {task}"] = f"{paper[task]:.2f}" if paper else ""
+        cells.loc[key, "paper Average"] = f"{sum(paper[t] for t in tasks) / len(tasks):.2f}" if paper else ""
+    notes = subsample_notes(runs)
+    title = f"{runs['experiment'].iloc[0]}: test E-F1 (%) in the layout of Zöllner et al. 2021, Table 8 (paper: fine-tuned BERT)"
+    return render(title, cells, notes, fmt)
