@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Callable, Union
 
 import pytest
+from click.testing import CliRunner
 
 
 def write_file(path: Path, content: Union[str, bytes], compress: bool = False) -> Path:
@@ -55,3 +56,22 @@ def german_text(documents: int = 300) -> str:
         day, verb, name, place = DAYS[i % 4], VERBS[i // 4 % 4], NAMES[i % 5], PLACES[i // 5 % 5]
         lines.append(f"Am {day} {verb} {name} die Stadt {place}, sagte der König vor Gericht.")
     return "\n".join(lines) + "\n"
+
+
+TINY_CHARLM = ["--hidden-size", "16", "--batch-size", "10", "--sequence-length", "50", "--max-chars", "5000", "--valid-chars", "2000"]
+TINY_FASTTEXT = ["--dim", "16", "--epochs", "1", "--min-count", "1", "--buckets", "1000", "--threads", "1"]
+
+
+def train_tiny_embeddings(root: Path, charlm_direction: str = "forward", fasttext: bool = False) -> Path:
+    """Train tiny character LMs (`charlm/de-<direction>`, direction forward, backward or both; hidden size 16)
+    and optionally tiny fastText vectors (`wordvectors/de-fasttext`, dim 16) by the CLI on `german_text()`;
+    returns the home folder `root/home` that holds them (a few seconds on one core)."""
+    from flairsuite.cli import cli
+
+    corpus = str(write_file(root / "corpus.txt", german_text()))
+    common = ["--lang", "de", "--corpus", corpus, "--heldout-fraction", "0.2", "--corpora-dir", str(root)]
+    commands = [["train-charlm", "--direction", charlm_direction, *TINY_CHARLM]] + ([["train-fasttext", *TINY_FASTTEXT]] if fasttext else [])
+    for command in commands:
+        result = CliRunner().invoke(cli, command + common, env={"FLAIRSUITE_HOME": str(root / "home")}, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    return root / "home"

@@ -3,31 +3,17 @@
 import shutil
 
 import pytest
-from click.testing import CliRunner
-from conftest import german_text, write_file
+from conftest import train_tiny_embeddings
 from flair.data import Sentence
 from flair.embeddings import CharacterEmbeddings, FlairEmbeddings, StackedEmbeddings, WordEmbeddings
 
-from flairsuite.cli import cli
 from flairsuite.embeddings import artifact_digest, artifact_path, resolve, stack
 from flairsuite.errors import FlairsuiteError
-
-CHARLM = ["--hidden-size", "16", "--batch-size", "10", "--sequence-length", "50", "--max-chars", "5000", "--valid-chars", "2000"]
-FASTTEXT = ["--dim", "16", "--epochs", "1", "--min-count", "1", "--buckets", "1000", "--threads", "1"]
-
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
     """A home folder holding `charlm/de-forward` and `wordvectors/de-fasttext`, both trained by the CLI."""
-    root = tmp_path_factory.mktemp("specs")
-    corpus = str(write_file(root / "corpus.txt", german_text()))
-    common = ["--lang", "de", "--corpus", corpus, "--heldout-fraction", "0.2", "--corpora-dir", str(root)]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("FLAIRSUITE_HOME", str(root / "home"))
-        for command in (["train-charlm", "--direction", "forward", *CHARLM], ["train-fasttext", *FASTTEXT]):
-            result = CliRunner().invoke(cli, command + common, catch_exceptions=False)
-            assert result.exit_code == 0, result.output
-    return root / "home"
+    return train_tiny_embeddings(tmp_path_factory.mktemp("specs"), "forward", fasttext=True)
 
 
 def test_specs_resolve_to_flair_embeddings(home):

@@ -1,0 +1,427 @@
+"""`flairsuite tag` end to end on a tiny grid: tiny forward/backward character LMs, a fake 24-sentence Sturm.
+
+Covers: the run folders and their files, the printed table and the collector; re-scoring of the
+raw predictions (with and without Entity-Fix); reloading the models in plain Flair (a process that
+never imports flairsuite) with the very tags the suite decoded; resume (finished runs skipped, a
+killed run continues from its epoch checkpoint to the weights of an uninterrupted run); the
+embedding cache reused by a second grid; a changed config, --force; one-line errors on bad input.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import flair
+import pytest
+import torch
+from click.testing import CliRunner
+from conftest import train_tiny_embeddings, write_file
+from flair.data import Sentence
+from seqeval.metrics import f1_score, precision_score, recall_score
+from seqeval.scheme import IOB2
+
+from flairsuite.cli import cli
+from flairsuite.corpora.tags import bio_spans
+from flairsuite.embeddings import stack
+from flairsuite.experiments.config import CorpusChoice
+from flairsuite.results.collect import collect, read_run
+from flairsuite.tagging import train as train_module
+from flairsuite.tagging.cache import cached_vectors
+from flairsuite.tagging.cse import ClassStartEndTagger
+from flairsuite.tagging.data import load_labeled
+from flairsuite.tagging.entity_fix import entity_fix
+from flairsuite.tagging.features import SplitFeatures
+from flairsuite.tagging.grid import embedding_modules, tag_dictionary
+from flairsuite.tagging.train import train_tagger
+from flairsuite.taggers import TAGGERS, build_tagger, default_train
+
+# Tokens separated by spaces; `word/TAG` carries a BIO tag, a bare word is O. Types of Sturm: pers, place, date.
+TRAIN = """\
+Am Montag/B-date kam Anna/B-pers nach Berlin/B-place .
+Karl/B-pers schrieb aus Wien/B-place .
+Lieber Herwarth/B-pers Walden/I-pers , herzlichen Dank !
+Der Brief blieb liegen .
+Am Freitag/B-date reiste Marie/B-pers nach Hamburg/B-place .
+Otto/B-pers wohnte in München/B-place .
+Liebe Else/B-pers Lasker-Schüler/I-pers , ich danke Ihnen sehr .
+Die Ausstellung ist geschlossen .
+Am 12./B-date März/I-date 1914/I-date kam Franz/B-pers Marc/I-pers nach Köln/B-place .
+Nell/B-pers schrieb aus Paris/B-place .
+Lieber Karl/B-pers , vielen Dank !
+Das Heft kam gestern .
+Am Sonntag/B-date fuhr Otto/B-pers nach Wien/B-place .
+Marie/B-pers wohnte in Berlin/B-place .
+Am Dienstag/B-date schrieb Anna/B-pers aus München/B-place .
+Die Bilder sind angekommen ."""
+DEV = """\
+Am Montag/B-date kam Else/B-pers nach Paris/B-place .
+Franz/B-pers Marc/I-pers schrieb aus Berlin/B-place .
+Lieber Otto/B-pers , herzlichen Dank !
+Der Brief kam am Freitag/B-date ."""
+TEST = """\
+Am Sonntag/B-date kam Karl/B-pers nach Hamburg/B-place .
+Herwarth/B-pers Walden/I-pers wohnte in Köln/B-place .
+Liebe Nell/B-pers , vielen Dank !
+Das Heft blieb in Wien/B-place ."""
+
+STACKS = {"both": ["charlm:de-forward", "charlm:de-backward"], "fwd": ["charlm:de-forward"]}
+GRID_TAGGERS = ["bilstm-crf", "map-crf", "map", "lcrf-ner", "cse"]
+PLAIN_TAGGERS = ["bilstm-crf", "map-crf", "map", "lcrf-ner"]  # saved as plain Flair SequenceTaggers
+SEEDS = [1, 2]
+TAGS = {"O"} | {f"{prefix}-{kind}" for prefix in "BI" for kind in ("pers", "place", "date")}
+
+# Loads each model with flairsuite made unimportable; prints the raw token tags of each sentence.
+PLAIN_FLAIR = """
+import json, sys
+sys.modules["flairsuite"] = None
+from flair.data import Sentence
+from flair.models import SequenceTagger
+jobs = json.loads(open(sys.argv[1], encoding="utf-8").read())
+found = {}
+for path, sentences in jobs.items():
+    tagger = SequenceTagger.load(path)
+    found[path] = {"class": type(tagger).__name__, "tags": []}
+    for tokens in sentences:
+        sentence = Sentence(tokens)
+        tagger.predict(sentence, label_name="raw", force_token_predictions=True)
+        found[path]["tags"].append([token.get_label("raw").value for token in sentence])
+print(json.dumps(found))
+"""
+
+
+def conll(text: str, repeat: int = 1) -> str:
+    """The marked-up sentences of `text` (repeated `repeat` times) as a Sturm column file: token SPACE tag, blank line between sentences."""
+    sentences = []
+    for line in text.splitlines() * repeat:
+        sentences.append("\n".join(" ".join(word.rsplit("/", 1)) if "/" in word[1:] else f"{word} O" for word in line.split()))
+    return "\n\n".join(sentences) + "\n"
+
+
+def gold(text: str) -> list[list[tuple[str, str]]]:
+    """(token, tag) of every word of every sentence of `text`."""
+    return [[tuple(pair.split(" ")) for pair in sentence.splitlines()] for sentence in conll(text).strip().split("\n\n")]
+
+
+def write_sturm(root: Path, repeat: int = 1) -> Path:
+    """A corpora folder holding the fake Sturm (train repeated `repeat` times)."""
+    write_file(root / "sturm" / "train_sturm.conll", conll(TRAIN, repeat))
+    write_file(root / "sturm" / "dev_sturm.conll", conll(DEV))
+    write_file(root / "sturm" / "test_sturm.conll", conll(TEST))
+    return root
+
+
+def experiment_yaml(path: Path, name: str, stacks: dict[str, list[str]], taggers: list[str], seeds: list[int], train: str,
+                    entity_fix_values: str = "[false, true]") -> Path:
+    """An experiment file on the fake Sturm."""
+    lines = [f"name: {name}", "corpora: [sturm]", "embeddings:", *[f"  {name}: [{', '.join(specs)}]" for name, specs in stacks.items()],
+             f"taggers: [{', '.join(taggers)}]", f"seeds: [{', '.join(map(str, seeds))}]", f"train: {train}", f"entity_fix: {entity_fix_values}"]
+    return write_file(path, "\n".join(lines) + "\n")
+
+
+def tag(home: Path, corpora: Path, experiment: Path, *extra: str):
+    """`flairsuite tag EXPERIMENT --corpora-dir CORPORA [extra]` with FLAIRSUITE_HOME=home."""
+    return CliRunner().invoke(cli, ["tag", str(experiment), "--corpora-dir", str(corpora), *extra], env={"FLAIRSUITE_HOME": str(home)})
+
+
+def error_line(result) -> str:
+    """The output of a failed command, which must be exactly one line."""
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 1 and len(lines) == 1, result.output
+    return lines[0]
+
+
+def run_ids(stacks, taggers, seeds) -> list[str]:
+    return [f"sturm/{s}/{t}/seed-{n}" for s in stacks for t in taggers for n in seeds]
+
+
+def read_predictions(path: Path) -> list[list[list[str]]]:
+    """predictions.tsv as sentences of [token, gold, raw tag] rows."""
+    text = path.read_text(encoding="utf-8").strip()
+    return [[line.split("\t") for line in block.splitlines()] for block in text.split("\n\n")]
+
+
+def files_state(root: Path, skip: tuple[str, ...] = ()) -> dict[str, tuple[int, int]]:
+    """path -> (mtime_ns, size) of every file below root, except names in `skip`."""
+    return {str(p.relative_to(root)): (p.stat().st_mtime_ns, p.stat().st_size) for p in root.rglob("*") if p.is_file() and p.name not in skip}
+
+
+@pytest.fixture(scope="module")
+def lm_home(tmp_path_factory) -> Path:
+    """A home holding only tiny `charlm/de-forward` and `charlm/de-backward` (trained by the CLI)."""
+    return train_tiny_embeddings(tmp_path_factory.mktemp("lms"), "both")
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory) -> Path:
+    return write_sturm(tmp_path_factory.mktemp("corpora"))
+
+
+@pytest.fixture(scope="module")
+def grid(lm_home, corpora, tmp_path_factory):
+    """The tiny grid 2 stacks x 5 taggers x 2 seeds x Entity-Fix no/yes, 2 epochs, run once: (home, experiment file, result)."""
+    root = tmp_path_factory.mktemp("grid")
+    home = root / "home"
+    shutil.copytree(lm_home, home)
+    experiment = experiment_yaml(root / "tiny.yaml", "tiny", STACKS, GRID_TAGGERS, SEEDS, "{max_epochs: 2, mini_batch_size: 4}")
+    result = tag(home, corpora, experiment)
+    assert result.exit_code == 0, result.output
+    return home, experiment, result
+
+
+def test_grid_runs_end_to_end(grid):
+    home, _, result = grid
+    out = home / "results" / "tiny"
+    ids = run_ids(STACKS, GRID_TAGGERS, SEEDS)
+    assert "tiny: 20 runs, 0 finished before, 20 to train" in result.output
+    # 3 splits x 2 specs, each computed once for all 20 runs, kept as .npy (+ .json) below cache/embeddings
+    assert "embeddings computed for 6 (corpus split, embedding) pairs" in result.output
+    assert len(list((home / "cache" / "embeddings").rglob("*.npy"))) == 6
+    expected_gold = gold(TEST)
+    for run_id in ids:
+        run_dir = out / run_id
+        assert (run_dir / "model.pt").is_file() and not (run_dir / "checkpoint.pt").exists()
+        rows = read_predictions(run_dir / "predictions.tsv")
+        assert [[(token, tag) for token, tag, _ in sentence] for sentence in rows] == expected_gold
+        assert all(len(row) == 3 and row[2] in TAGS for sentence in rows for row in sentence)
+        plain, fixed = read_run(run_dir / "metrics.json").metrics, read_run(run_dir / "entity-fix" / "metrics.json").metrics
+        stack_name, tagger, seed = run_id.split("/")[1:]
+        assert (plain["run"], plain["entity_fix"], fixed["run"], fixed["entity_fix"]) == (run_id, False, f"{run_id}/entity-fix", True)
+        assert (plain["embeddings"], plain["embedding_specs"], plain["tagger"], plain["seed"]) == (stack_name, STACKS[stack_name], tagger, int(seed[5:]))
+        assert plain["epochs"] == 2 and plain["train"]["max_epochs"] == 2 and len(plain["history"]) == 2
+        assert plain["experiment"] == "tiny" and plain["corpus_label"] == "sturm" and plain["subsample"] is None
+        assert plain["test"]["per_type"].keys() <= {"pers", "place", "date"}
+        assert {k: v for k, v in plain.items() if k not in ("run", "entity_fix", "dev", "test", "flair_f1")} == \
+            {k: v for k, v in fixed.items() if k not in ("run", "entity_fix", "dev", "test", "flair_f1")}
+    assert sorted(str(p.parent.relative_to(out)) for p in out.rglob("metrics.json")) == sorted(ids + [f"{i}/entity-fix" for i in ids])
+
+    # the table: one row per stack x tagger x Entity-Fix, every cell over 2 seeds
+    rows = [line for line in result.output.splitlines() if re.match(r"\| (both|fwd) \|", line)]
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in rows]
+    assert sorted((c[0], c[1], c[2]) for c in cells) == sorted((s, t, f) for s in STACKS for t in GRID_TAGGERS for f in ("no", "yes"))
+    assert all(re.fullmatch(r"(\*\*)?\d+\.\d\d ± \d+\.\d\d \(2\)(\*\*)?", c[3]) for c in cells), rows
+
+    frame = collect(out)
+    assert len(frame) == 40 and sorted(frame["run"]) == sorted(ids + [f"{i}/entity-fix" for i in ids])
+    assert frame.groupby(["embeddings", "tagger", "entity_fix"]).size().tolist() == [2] * 20
+    assert set(frame["seed"]) == set(SEEDS) and frame["test_f1"].between(0, 1).all()
+
+
+def test_predictions_rescore_to_the_metrics(grid):
+    home = grid[0]
+    out = home / "results" / "tiny"
+    changed_by_fix = 0
+    for run_id in run_ids(STACKS, GRID_TAGGERS, SEEDS):
+        rows = read_predictions(out / run_id / "predictions.tsv")
+        gold_tags = [[row[1] for row in sentence] for sentence in rows]
+        raw = [[row[2] for row in sentence] for sentence in rows]
+        fixed = [entity_fix(tags) for tags in raw]
+        changed_by_fix += fixed != raw
+        for tags, metrics_file in ((raw, out / run_id / "metrics.json"), (fixed, out / run_id / "entity-fix" / "metrics.json")):
+            test = json.loads(metrics_file.read_text())["test"]
+            strict = {"mode": "strict", "scheme": IOB2, "zero_division": 0}
+            assert test["f1"] == pytest.approx(f1_score(gold_tags, tags, **strict), abs=1e-12), run_id
+            assert test["precision"] == pytest.approx(precision_score(gold_tags, tags, **strict), abs=1e-12), run_id
+            assert test["recall"] == pytest.approx(recall_score(gold_tags, tags, **strict), abs=1e-12), run_id
+        if TAGGERS[run_id.split("/")[2]].build is ClassStartEndTagger:
+            assert fixed == raw  # CSE decodes to well-formed spans
+    print(f"Entity-Fix changed the raw tags of {changed_by_fix} of 20 runs")
+
+
+def test_models_reload_in_plain_flair_with_the_suites_tags(grid, tmp_path):
+    home = grid[0]
+    out = home / "results" / "tiny"
+    sentences = [[token for token, _ in sentence] for sentence in gold(TEST)]
+    decoded = {}
+    for run_id in run_ids(STACKS, PLAIN_TAGGERS, SEEDS):
+        decoded[str(out / run_id / "model.pt")] = [[row[2] for row in s] for s in read_predictions(out / run_id / "predictions.tsv")]
+    jobs = write_file(tmp_path / "jobs.json", json.dumps({path: sentences for path in decoded}))
+    result = subprocess.run([sys.executable, "-c", PLAIN_FLAIR, str(jobs)], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    assert {path: value["class"] for path, value in found.items()} == {path: "SequenceTagger" for path in decoded}
+    # Plain Flair embeds in float32, the suite's cache holds float16: the tags still agree token for token here.
+    assert {path: value["tags"] for path, value in found.items()} == decoded
+
+    # CSE is the suite's own class: it loads with ClassStartEndTagger.load and predicts the spans of its raw tags.
+    for run_id in run_ids(STACKS, ["cse"], SEEDS):
+        model = ClassStartEndTagger.load(out / run_id / "model.pt")
+        raw = [[row[2] for row in s] for s in read_predictions(out / run_id / "predictions.tsv")]
+        for tokens, tags in zip(sentences, raw):
+            sentence = Sentence(tokens)
+            model.predict(sentence, label_name="raw")
+            spans = [(label.data_point[0].idx - 1, label.data_point[-1].idx, label.value) for label in sentence.get_labels("raw")]
+            assert sorted(spans) == sorted(bio_spans(tags)), run_id
+
+
+def test_rerun_trains_nothing_and_a_second_grid_computes_no_embeddings(grid, corpora, tmp_path):
+    home, experiment, _ = grid
+    out, cache = home / "results" / "tiny", home / "cache"
+    results_before, cache_before = files_state(out, skip=("experiment.json",)), files_state(cache)
+    again = tag(home, corpora, experiment)
+    assert again.exit_code == 0, again.output
+    assert "tiny: 20 runs, 20 finished before, 0 to train" in again.output
+    assert "trained 0 runs" in again.output and "embeddings computed for 0 (corpus split, embedding) pairs" in again.output
+    assert files_state(out, skip=("experiment.json",)) == results_before and files_state(cache) == cache_before
+    assert len(collect(out)) == 40
+
+    other = experiment_yaml(tmp_path / "other.yaml", "other", STACKS, ["map"], [3], "{max_epochs: 1}", "[true]")
+    second = tag(home, corpora, other)
+    assert second.exit_code == 0, second.output
+    assert "other: 2 runs, 0 finished before, 2 to train" in second.output
+    assert "embeddings computed for 0 (corpus split, embedding) pairs" in second.output
+    assert files_state(cache) == cache_before
+    frame = collect(home / "results" / "other")
+    assert sorted(frame["run"]) == ["sturm/both/map/seed-3/entity-fix", "sturm/fwd/map/seed-3/entity-fix"]
+    assert not (home / "results" / "other" / "sturm" / "both" / "map" / "seed-3" / "metrics.json").exists()
+
+
+def test_changed_config_needs_force(grid, corpora, tmp_path):
+    home = grid[0]
+    stacks = {"both": STACKS["both"]}
+    path = tmp_path / "change.yaml"
+    out = home / "results" / "change"
+    first = tag(home, corpora, experiment_yaml(path, "change", stacks, ["map", "map-crf"], [1], "{max_epochs: 1}"))
+    assert first.exit_code == 0, first.output
+
+    experiment_yaml(path, "change", stacks, ["map", "map-crf"], [1], "{max_epochs: 3}")
+    refused = error_line(tag(home, corpora, path))
+    assert refused.startswith(f"Error: {out} holds runs of a different 'change' config") and "--force" in refused
+    assert read_run(out / "sturm/both/map/seed-1/metrics.json").metrics["epochs"] == 1
+
+    forced = tag(home, corpora, path, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert "change: 2 runs, 0 finished before, 2 to train" in forced.output
+    for run_id in run_ids(stacks, ["map", "map-crf"], [1]):
+        for metrics in (out / run_id / "metrics.json", out / run_id / "entity-fix" / "metrics.json"):
+            assert read_run(metrics).metrics["train"]["max_epochs"] == 3 and len(read_run(metrics).metrics["history"]) == 3
+
+    experiment_yaml(path, "change", stacks, ["map"], [1], "{max_epochs: 3}")
+    assert "--force" in error_line(tag(home, corpora, path))
+    dropped = tag(home, corpora, path, "--force")
+    assert dropped.exit_code == 0, dropped.output
+    assert "change: 1 runs, 1 finished before, 0 to train" in dropped.output
+    assert f"removed {out / 'sturm/both/map-crf/seed-1'}" in dropped.output
+    assert not (out / "sturm/both/map-crf/seed-1").exists()
+    assert sorted(collect(out)["run"]) == ["sturm/both/map/seed-1", "sturm/both/map/seed-1/entity-fix"]
+
+    # a run with one Entity-Fix variant's metrics missing (killed between the two writes) is not finished: decoded again
+    variant = out / "sturm/both/map/seed-1/entity-fix/metrics.json"
+    before = json.loads(variant.read_text())
+    variant.unlink()
+    again = tag(home, corpora, path)
+    assert again.exit_code == 0, again.output
+    assert "change: 1 runs, 0 finished before, 1 to train" in again.output
+    assert {k: v for k, v in json.loads(variant.read_text()).items() if k != "seconds"} == {k: v for k, v in before.items() if k != "seconds"}
+
+
+def tiny_features(home: Path, corpora: Path) -> dict[str, SplitFeatures]:
+    """Train, dev and test of the fake Sturm under both LMs, from the embedding cache."""
+    splits = load_labeled("sturm", {}, None, corpora)
+    return {name: SplitFeatures(split, [cached_vectors(spec, split.sentences, home, name)[0] for spec in STACKS["both"]])
+            for name, split in splits.items()}
+
+
+def fresh_model(tagger: str, home: Path, seed: int) -> torch.nn.Module:
+    """An untrained tagger over both LMs, its initial weights fixed by `seed`; the LMs frozen as in the grid."""
+    flair.set_seed(seed)
+    model = build_tagger(tagger, stack(STACKS["both"], home), tag_dictionary(CorpusChoice("sturm", {})), "ner")
+    for module in embedding_modules(model.embeddings):
+        module.requires_grad_(False)
+    return model
+
+
+@pytest.mark.parametrize("tagger", GRID_TAGGERS)
+def test_resumed_training_equals_uninterrupted(tagger, grid, corpora, tmp_path):
+    home = grid[0]
+    data = tiny_features(home, corpora)
+    # patience 0: the learning rate is halved after every epoch without a dev gain, so the scheduler state matters
+    settings = {**default_train(tagger), "max_epochs": 3, "mini_batch_size": 4, "patience": 0}
+    whole = fresh_model(tagger, home, 5)
+    progress = train_tagger(whole, data["train"], data["dev"], settings, 7, tmp_path / "whole.pt")
+
+    first = fresh_model(tagger, home, 5)
+    train_tagger(first, data["train"], data["dev"], {**settings, "max_epochs": 1}, 7, tmp_path / "split.pt")
+    resumed = fresh_model(tagger, home, 6)  # other initial weights and RNG state: the checkpoint must replace them all
+    resumed_progress = train_tagger(resumed, data["train"], data["dev"], settings, 7, tmp_path / "split.pt")
+
+    assert [h["lr"] for h in progress.history] == [h["lr"] for h in resumed_progress.history]
+    assert progress.history == resumed_progress.history and len(progress.history) == 3
+    assert (progress.epoch, progress.best_epoch, progress.best_score) == (resumed_progress.epoch, resumed_progress.best_epoch, resumed_progress.best_score)
+    expected, found = whole.state_dict(), resumed.state_dict()
+    assert expected.keys() == found.keys()
+    assert [key for key in expected if not torch.equal(expected[key], found[key])] == []
+
+
+def test_killed_grid_resumes_to_the_uninterrupted_result(lm_home, tmp_path, monkeypatch):
+    corpora = write_sturm(tmp_path / "corpora", repeat=12)  # 192 train sentences: epochs long enough to kill between
+    experiment = experiment_yaml(tmp_path / "long.yaml", "long", {"both": STACKS["both"]}, ["bilstm-crf"], [1], "{max_epochs: 6}", "[false]")
+    killed_home, clean_home = tmp_path / "killed", tmp_path / "clean"
+    shutil.copytree(lm_home, killed_home)
+    shutil.copytree(lm_home, clean_home)
+    run_dir = killed_home / "results" / "long" / "sturm" / "both" / "bilstm-crf" / "seed-1"
+
+    command = [sys.executable, "-c", "from flairsuite.cli import main; main()", "tag", str(experiment), "--corpora-dir", str(corpora)]
+    env = {**os.environ, "FLAIRSUITE_HOME": str(killed_home), "OMP_NUM_THREADS": "1"}
+    with (tmp_path / "stderr.txt").open("wb") as stderr:  # a file, not a pipe: tqdm would fill a pipe and block the child
+        child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        deadline = time.monotonic() + 120
+        while not (run_dir / "checkpoint.pt").exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert child.returncode == -signal.SIGKILL, (tmp_path / "stderr.txt").read_text()[-3000:]
+    assert (run_dir / "checkpoint.pt").is_file() and not (run_dir / "metrics.json").exists()
+    done = torch.load(run_dir / "checkpoint.pt", weights_only=False)["progress"].epoch
+    assert 1 <= done < 6
+    changed_home = tmp_path / "changed"
+    shutil.copytree(killed_home, changed_home)
+
+    epochs = []
+    real_epoch = train_module._epoch
+    monkeypatch.setattr(train_module, "_epoch", lambda *args: epochs.append(1) or real_epoch(*args))
+    resumed = tag(killed_home, corpora, experiment)
+    assert resumed.exit_code == 0, resumed.output
+    assert "long: 1 runs, 0 finished before, 1 to train" in resumed.output
+    assert len(epochs) == 6 - done  # it continued from the checkpoint
+    assert not (run_dir / "checkpoint.pt").exists()
+
+    clean = tag(clean_home, corpora, experiment)
+    assert clean.exit_code == 0, clean.output
+    clean_dir = clean_home / "results" / "long" / "sturm" / "both" / "bilstm-crf" / "seed-1"
+    found, expected = (json.loads((d / "metrics.json").read_text()) for d in (run_dir, clean_dir))
+    assert {k: v for k, v in found.items() if k != "seconds"} == {k: v for k, v in expected.items() if k != "seconds"}
+    assert (run_dir / "predictions.tsv").read_text() == (clean_dir / "predictions.tsv").read_text()
+
+    # the killed run's checkpoint belongs to the old settings: a changed config (--force) must not continue from it
+    epochs.clear()
+    changed = experiment_yaml(tmp_path / "long.yaml", "long", {"both": STACKS["both"]}, ["bilstm-crf"], [1],
+                              "{max_epochs: 6, learning_rate: 0.05}", "[false]")
+    forced = tag(changed_home, corpora, changed, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert len(epochs) == 6
+    history = json.loads((changed_home / "results/long/sturm/both/bilstm-crf/seed-1/metrics.json").read_text())["history"]
+    assert history[0]["lr"] == 0.05
+
+
+def test_missing_lm_is_one_line_naming_the_command(lm_home, corpora, tmp_path):
+    home = tmp_path / "home"
+    shutil.copytree(lm_home, home)
+    shutil.rmtree(home / "charlm" / "de-backward")
+    experiment = experiment_yaml(tmp_path / "x.yaml", "x", STACKS, ["map"], [1], "{max_epochs: 1}")
+    line = error_line(tag(home, corpora, experiment))
+    assert line == f"Error: {home}/charlm/de-backward/best-lm.pt not found: run `flairsuite train-charlm --lang de --direction backward`"
+    assert not (home / "results").exists() and not (home / "cache").exists()
+
+
+def test_unknown_tagger_is_one_line_naming_file_and_key(lm_home, corpora, tmp_path):
+    experiment = experiment_yaml(tmp_path / "x.yaml", "x", STACKS, ["map", "bilstm"], [1], "{max_epochs: 1}")
+    line = error_line(tag(tmp_path / "home", corpora, experiment))
+    assert line.startswith(f"Error: {experiment}: taggers: unknown tagger \"bilstm\" (known: bilstm-crf, map-crf, map")
+    assert not (tmp_path / "home").exists()
