@@ -205,8 +205,9 @@ def train_fasttext(**options: Any) -> None:
 @click.argument("experiment", type=click.Path(dir_okay=False))
 @click.option("--force", is_flag=True, help="Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid.")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, all cores].")
+@click.option("--runs", "patterns", multiple=True, metavar="PATTERN", help="Only the runs whose id matches (shell-style, e.g. 'ler-*/*/map*/*'); repeatable.")
 @corpora_dir_option
-def tag(experiment: str, force: bool, threads: Optional[int], corpora_dir: Optional[str]) -> None:
+def tag(experiment: str, force: bool, threads: Optional[int], patterns: tuple[str, ...], corpora_dir: Optional[str]) -> None:
     """Train and score every run of an experiment file; finished runs are skipped, a killed run resumes.
 
     Results go to results/<name>/ under $FLAIRSUITE_HOME; the comparison table is printed at the end.
@@ -214,6 +215,7 @@ def tag(experiment: str, force: bool, threads: Optional[int], corpora_dir: Optio
     \b
     Examples:
       flairsuite tag experiments/sturm-table3.yaml
+      flairsuite tag experiments/table8-de.yaml --runs 'arendt/*' --threads 1   # part of a grid, e.g. one per core
       flairsuite results results/sturm-table3 --plot
     """
     from pathlib import Path
@@ -228,7 +230,7 @@ def tag(experiment: str, force: bool, threads: Optional[int], corpora_dir: Optio
         import torch
 
         torch.set_num_threads(threads)
-    out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo)
+    out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo, patterns)
     runs = read_runs(out)
     click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
 
@@ -307,6 +309,40 @@ def results(
         target = Path(plot) if plot else root / "comparison.png"
         write_plot(frame, target, metric, split)
         click.echo(f"wrote {target}", err=True)
+
+
+@cli.command("predict")
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["column", "json"]), default="column", show_default=True, help="column: token TAB tag, a blank line between sentences; json: one object per sentence with its spans.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to this file (atomically) [default: stdout].")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Sentences per batch at most [default: 256 fast, 32 (Flair's) with --no-fast].")
+@click.option("--fast/--no-fast", default=True, show_default=True, help="flairsuite's fast path (int8 LSTMs, length-bucketed batches) or plain Flair SequenceTagger.predict.")
+def predict(model: str, file: str, fmt: str, out: Optional[str], batch_size: Optional[int], fast: bool) -> None:
+    """Tag the raw text FILE (UTF-8) with the SequenceTagger MODEL; sentences and tokens as Flair splits them.
+
+    Tags are the decoder's raw per-token tags; JSON spans are those Flair's predict would attach,
+    with token indices (end exclusive), character offsets in FILE and confidences.
+
+    \b
+    Examples:
+      flairsuite predict results/sturm-table3/sturm/proposed/bilstm-crf/seed-1/model.pt letter.txt
+      flairsuite predict model.pt letter.txt --format json --out letter.jsonl
+    """
+    import time
+    from pathlib import Path
+
+    from flairsuite.atomic import write_text
+    from flairsuite.predict import predict_file
+
+    start = time.perf_counter()
+    text, sentences, tokens = predict_file(Path(model), Path(file), fmt, fast, batch_size)
+    if out:
+        write_text(Path(out), text)
+    else:
+        click.echo(text, nl=False)
+    seconds = time.perf_counter() - start
+    click.echo(f"tagged {sentences:,} sentences, {tokens:,} tokens in {seconds:.1f} s", err=True)
 
 
 def parse_key_values(pairs: tuple[str, ...]) -> dict[str, str]:

@@ -425,3 +425,13 @@ def test_unknown_tagger_is_one_line_naming_file_and_key(lm_home, corpora, tmp_pa
     line = error_line(tag(tmp_path / "home", corpora, experiment))
     assert line.startswith(f"Error: {experiment}: taggers: unknown tagger \"bilstm\" (known: bilstm-crf, map-crf, map")
     assert not (tmp_path / "home").exists()
+
+
+def test_tag_dictionary_holds_the_types_after_the_tag_map() -> None:
+    """LER coarse maps 19 fine types onto 7: the tagger must predict those 7 only."""
+    from flairsuite.experiments.config import CorpusChoice
+    from flairsuite.tagging.grid import tag_dictionary
+
+    coarse = tag_dictionary(CorpusChoice("ler", {"granularity": "coarse"})).get_items()
+    assert sorted(coarse) == ["LIT", "LOC", "NRM", "ORG", "PER", "REG", "RS"]
+    assert len(tag_dictionary(CorpusChoice("ler", {})).get_items()) == 19

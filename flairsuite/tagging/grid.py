@@ -10,11 +10,13 @@ Layout of `results/<experiment>/`:
   a finished run) and, while training, `checkpoint.pt` (a killed run continues at its last epoch).
 """
 
+import fnmatch
 import json
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import flair
@@ -93,7 +95,7 @@ def tag_dictionary(corpus: CorpusChoice) -> Dictionary:
     """The entity types of the corpus, in registry order, marked as span labels (Flair adds O, B-, I-)."""
     dictionary = Dictionary(add_unk=False)
     dictionary.span_labels = True
-    for entity_type in dataset(corpus.name, **corpus.options).types:
+    for entity_type in dataset(corpus.name, **corpus.options).output_types:
         dictionary.add_item(entity_type)
     return dictionary
 
@@ -209,10 +211,28 @@ def remove_stale(out: Path, wanted: set[Path]) -> list[Path]:
     return stale
 
 
+def select(grid: list[Run], patterns: Sequence[str]) -> list[Run]:
+    """The runs whose id matches one of the shell-style `patterns` (all runs when there are none)."""
+    if not patterns:
+        return grid
+    chosen = [run for run in grid if any(fnmatch.fnmatchcase(run.run_id, pattern) for pattern in patterns)]
+    if not chosen:
+        raise FlairsuiteError(f"--runs {' '.join(patterns)}: no run id matches (ids look like {grid[0].run_id})")
+    return chosen
+
+
 def run_experiment(
-    path: Path, home: Path, corpora_root: Path, force: bool = False, echo: Callable[[str], None] = print
+    path: Path,
+    home: Path,
+    corpora_root: Path,
+    force: bool = False,
+    echo: Callable[[str], None] = print,
+    patterns: Sequence[str] = (),
 ) -> Path:
-    """Train every unfinished run of the experiment file `path`; returns its results folder."""
+    """Train every unfinished run of the experiment file `path` (or those matching `patterns`); returns its results folder.
+
+    Processes given disjoint `patterns` can share one experiment (e.g. one per machine or core).
+    """
     config = load_experiment(path)
     grid = runs(config)
     specs = sorted({spec for run in grid for spec in run.embedding_specs})
@@ -223,12 +243,13 @@ def run_experiment(
         for stale in remove_stale(out, {out / variant(run.run_id, fix) for run in grid for fix in run.entity_fix}):
             echo(f"removed {stale} (not in the grid any more)")
     data = GridData(home, corpora_root, {}, {})
-    todo = []
-    for run in grid:
+    chosen, todo = select(grid, patterns), []
+    for run in chosen:
         run_digest = digest({**run_record(run), "artifacts": [digests[spec] for spec in run.embedding_specs]})
         if not finished(run, out / run.run_id, run_digest, force):
             todo.append((run, run_digest))
-    echo(f"{config.name}: {len(grid)} runs, {len(grid) - len(todo)} finished before, {len(todo)} to train")
+    echo(f"{config.name}: {len(chosen)} runs" + (f" of {len(grid)} (--runs)" if patterns else "")
+         + f", {len(chosen) - len(todo)} finished before, {len(todo)} to train")
     started = time.perf_counter()
     for run, run_digest in tqdm(todo, desc=config.name, unit="run"):
         run_dir = out / run.run_id
