@@ -312,16 +312,17 @@ def results(
 
 
 @cli.command("predict")
-@click.argument("model", type=click.Path(dir_okay=False))
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("model", type=click.Path())
+@click.argument("file", type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["column", "json"]), default="column", show_default=True, help="column: token TAB tag, a blank line between sentences; json: one object per sentence with its spans.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to this file (atomically) [default: stdout].")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Sentences per batch at most [default: 256 fast, 32 (Flair's) with --no-fast].")
 @click.option("--fast/--no-fast", default=True, show_default=True, help="flairsuite's fast path (int8 LSTMs, length-bucketed batches) or plain Flair SequenceTagger.predict.")
-def predict(model: str, file: str, fmt: str, out: Optional[str], batch_size: Optional[int], fast: bool) -> None:
+@click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule (Zöllner et al. 2021, §4.3) before writing tags and spans.")
+def predict(model: str, file: str, fmt: str, out: Optional[str], batch_size: Optional[int], fast: bool, entity_fix: bool) -> None:
     """Tag the raw text FILE (UTF-8) with the SequenceTagger MODEL; sentences and tokens as Flair splits them.
 
-    Tags are the decoder's raw per-token tags; JSON spans are those Flair's predict would attach,
+    Tags are the decoder's raw per-token tags (with --entity-fix: after that rule); JSON spans are those Flair's predict would attach,
     with token indices (end exclusive), character offsets in FILE and confidences.
 
     \b
@@ -336,7 +337,7 @@ def predict(model: str, file: str, fmt: str, out: Optional[str], batch_size: Opt
     from flairsuite.predict import predict_file
 
     start = time.perf_counter()
-    text, sentences, tokens = predict_file(Path(model), Path(file), fmt, fast, batch_size)
+    text, sentences, tokens = predict_file(Path(model), Path(file), fmt, fast, batch_size, entity_fix)
     if out:
         write_text(Path(out), text)
     else:

@@ -8,15 +8,16 @@ characters, whichever comes first; the LSTMs skip padding. With `quantize` (CPU 
 LMs' LSTMs, the tagger's LSTM and its reprojection run in int8; the final tag map stays float32.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 from flair.data import Sentence
 from flair.models import SequenceTagger
 
-from flairsuite.inference.embed import Featurizer, stack_featurizers
+from flairsuite.inference.embed import stack_featurizers
 from flairsuite.inference.lstm import Affine, Recurrence, doubled_cell_gate
 from flairsuite.tagging.crf import Tagged, crf_decode, tagged
 from flairsuite.tagging.protocol import features_decode, start_stop
@@ -28,8 +29,8 @@ CHAR_BUDGET = 1 << 15  # padded characters per batch at most: bounds each LM's s
 class FastHead:
     """A plain SequenceTagger's layers after the embeddings as affine maps and LSTM recurrences.
 
-    The reprojection (a linear map) is folded into the map that follows it: the LSTM's input
-    projections, or the tag map of a tagger without RNN. Dropout is the identity at inference.
+    The reprojection (a linear map) is folded into the map that follows it: each LSTM direction's input
+    projection, or the tag map of a tagger without RNN. Dropout is the identity at inference.
     """
 
     def __init__(self, model: SequenceTagger, quantize: bool) -> None:
@@ -42,23 +43,18 @@ class FastHead:
                 return weight, bias
             return weight @ reproject.weight.detach(), weight @ reproject.bias.detach() + bias
 
-        self.inputs, self.recurrences = None, []
+        self.inputs: list[Affine] = []
+        self.recurrences: list[Recurrence] = []
         if model.use_rnn:
             rnn = model.rnn
-            folded = [
-                fold(doubled_cell_gate(getattr(rnn, f"weight_ih_l0{s}")), doubled_cell_gate(getattr(rnn, f"bias_ih_l0{s}") + getattr(rnn, f"bias_hh_l0{s}")))
-                for s in self.suffixes(rnn)
-            ]
-            self.inputs = Affine(torch.cat([w for w, _ in folded]), torch.cat([b for _, b in folded]), quantize)
-            self.recurrences = [Recurrence(getattr(rnn, f"weight_hh_l0{s}"), quantize) for s in self.suffixes(rnn)]
+            for s in ["", "_reverse"] if rnn.bidirectional else [""]:
+                bias = getattr(rnn, f"bias_ih_l0{s}") + getattr(rnn, f"bias_hh_l0{s}")
+                folded = fold(doubled_cell_gate(getattr(rnn, f"weight_ih_l0{s}")), doubled_cell_gate(bias))
+                self.inputs.append(Affine(*folded, quantize))
+                self.recurrences.append(Recurrence(getattr(rnn, f"weight_hh_l0{s}"), quantize))
             self.output = Affine(model.linear.weight, model.linear.bias, False)
         else:
             self.output = Affine(*fold(model.linear.weight, model.linear.bias), False)
-
-    @staticmethod
-    def suffixes(rnn: torch.nn.LSTM) -> list[str]:
-        """PyTorch's parameter suffixes of the LSTM's directions."""
-        return ["", "_reverse"] if rnn.bidirectional else [""]
 
     @staticmethod
     def supports(model: SequenceTagger) -> bool:
@@ -68,18 +64,42 @@ class FastHead:
         rnn = model.rnn if model.use_rnn else None
         return rnn is None or (isinstance(rnn, torch.nn.LSTM) and rnn.num_layers == 1 and rnn.bias and rnn.proj_size == 0)
 
-    def emissions(self, padded: torch.Tensor, lengths: list[int]) -> torch.Tensor:
-        """Tag scores (batch, time, tags) of the padded embeddings (time, batch, dim), sorted longest first."""
-        if self.inputs is None:
-            return self.output(padded.transpose(0, 1))
-        projected = self.inputs(padded)
-        size = projected.size(2) // len(self.recurrences)
-        outs = []
-        for k, recurrence in enumerate(self.recurrences):
-            part = projected[:, :, k * size : (k + 1) * size]
-            out = projected.new_zeros(*padded.shape[:2], recurrence.hidden_size)
-            outs.append(recurrence.run(lambda t, n, part=part: part[t, :n], lengths, k == 1, out))
-        return self.output(torch.cat(outs, dim=2).transpose(0, 1))
+    def direction(self, k: int, embedded: torch.Tensor, layout: "Layout") -> torch.Tensor:
+        """LSTM direction k's hidden states (time, batch, H) over the batch's token embeddings (tokens, dim)."""
+        padded = layout.time_major(self.inputs[k](embedded))
+        out = padded.new_zeros(*padded.shape[:2], self.recurrences[k].hidden_size)
+        return self.recurrences[k].run(lambda t, n: padded[t, :n], layout.lengths, k == 1, out)
+
+    def emissions(self, embedded: torch.Tensor, layout: "Layout", pool: ThreadPoolExecutor) -> torch.Tensor:
+        """Tag scores (batch, time, tags); the LSTM's directions run in parallel in `pool`."""
+        if not self.recurrences:
+            return layout.batch_major(self.output(embedded))
+        outs = pool.map(inferring(lambda k: self.direction(k, embedded, layout)), range(len(self.recurrences)))
+        return self.output(torch.cat(list(outs), dim=2).transpose(0, 1))
+
+
+class Layout:
+    """Where a batch's token rows (sentence after sentence, longest sentence first) go in padded tensors."""
+
+    def __init__(self, lengths: list[int], device: torch.device) -> None:
+        self.lengths = lengths
+        self.shape = (lengths[0], len(lengths))  # (time, batch)
+        time = torch.arange(lengths[0])
+        self.mask = (time.unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)).to(device)  # (batch, time)
+        batch, step = self.mask.nonzero(as_tuple=True)
+        self.time_index = step * len(lengths) + batch
+
+    def batch_major(self, rows: torch.Tensor) -> torch.Tensor:
+        """(tokens, dim) -> zero-padded (batch, time, dim)."""
+        padded = rows.new_zeros(self.shape[1], self.shape[0], rows.size(1))
+        padded[self.mask] = rows
+        return padded
+
+    def time_major(self, rows: torch.Tensor) -> torch.Tensor:
+        """(tokens, dim) -> zero-padded (time, batch, dim)."""
+        padded = rows.new_zeros(self.shape[0] * self.shape[1], rows.size(1))
+        padded[self.time_index] = rows
+        return padded.view(*self.shape, rows.size(1))
 
 
 @contextmanager
@@ -93,10 +113,14 @@ def torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def infer(featurizer: Featurizer, sentences: list[Sentence]) -> torch.Tensor:
-    """`featurizer(sentences)` in inference mode (thread-local, so set in every worker thread)."""
-    with torch.inference_mode():
-        return featurizer(sentences)
+def inferring(function: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """`function` run in inference mode (a thread-local setting, so set in every worker thread)."""
+
+    def run(*args: Any) -> torch.Tensor:
+        with torch.inference_mode():
+            return function(*args)
+
+    return run
 
 
 class FastTagger:
@@ -124,16 +148,13 @@ class FastTagger:
         if batch:
             yield sorted(batch, key=lambda j: -len(sentences[j]))
 
-    def decode(self, embedded: torch.Tensor, lengths: list[int]) -> Tagged:
+    def decode(self, embedded: torch.Tensor, lengths: list[int], pool: ThreadPoolExecutor) -> Tagged:
         """Tags and confidences of a batch from its embeddings (tokens, dim), sentences longest first."""
-        time = torch.arange(lengths[0])
+        layout = Layout(lengths, embedded.device)
         length = torch.tensor(lengths)
-        mask = time.unsqueeze(1) < length.unsqueeze(0)  # (time, batch), token rows in sentence-major order
-        padded = embedded.new_zeros(lengths[0], len(lengths), embedded.size(1))
-        padded.transpose(0, 1)[mask.T.to(embedded.device)] = embedded
         if self.head is None:
-            return features_decode(self.model, padded.transpose(0, 1), length)
-        scores = self.head.emissions(padded, lengths)
+            return features_decode(self.model, layout.batch_major(embedded), length)
+        scores = self.head.emissions(embedded, layout, pool)
         if self.model.use_crf:
             tags, confidences = crf_decode(scores, length, self.model.crf.transitions, *start_stop(self.model))
         else:
@@ -143,13 +164,15 @@ class FastTagger:
     def tag(self, sentences: list[Sentence]) -> Tagged:
         """The model's raw tags and confidences for every sentence (an empty sentence gets [])."""
         result: Tagged = [[] for _ in sentences]
-        workers = len(self.featurizers)
-        threads = max(1, torch.get_num_threads() // workers)
-        with torch.inference_mode(), torch_threads(threads), ThreadPoolExecutor(workers) as pool:
+        # torch's thread count is the budget: two heavy tasks at a time (the LM pair, the LSTM's
+        # directions) in two threads with half of it each, or one after the other with one thread
+        budget = torch.get_num_threads()
+        workers = min(2, budget)
+        with torch.inference_mode(), torch_threads(budget // workers), ThreadPoolExecutor(workers) as pool:
             for batch in self.batches(sentences):
                 chosen = [sentences[i] for i in batch]
-                parts = list(pool.map(infer, self.featurizers, [chosen] * workers))
+                parts = pool.map(lambda featurizer: inferring(featurizer)(chosen), self.featurizers)
                 embedded = torch.cat([part.to(self.device) for part in parts], dim=1)
-                for i, tags in zip(batch, self.decode(embedded, [len(s) for s in chosen])):
+                for i, tags in zip(batch, self.decode(embedded, [len(s) for s in chosen], pool)):
                     result[i] = tags
         return result

@@ -1,0 +1,135 @@
+"""`flairsuite predict`: tag a raw text file with a saved SequenceTagger, as token/tag columns or JSON spans.
+
+Sentence splitting and tokenisation are Flair's (`SegtokSentenceSplitter`, segtok). Tags are the
+decoder's raw per-token tags, before any span repair. Spans and their confidences are the ones Flair's
+`predict` attaches: `get_spans_from_bio` over the raw tags, confidence the mean of the span's token
+confidences. With `entity_fix` the raw tags first go through the paper's Entity-Fix rule
+(`flairsuite.tagging.entity_fix`), and the spans are read from the fixed tags. `fast` runs `flairsuite.inference.FastTagger` (int8, length-bucketed); otherwise plain
+Flair `SequenceTagger.predict`.
+"""
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from flair.data import Sentence, get_spans_from_bio
+from flair.file_utils import load_torch_state
+from flair.models import SequenceTagger
+from flair.splitter import SegtokSentenceSplitter
+
+from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
+from flairsuite.tagging.crf import Tagged
+from flairsuite.tagging.entity_fix import entity_fix as fix_tags
+
+FLAIR_BATCH_SIZE = 32  # SequenceTagger.predict's default mini_batch_size
+
+
+def read_text(path: Path) -> str:
+    """The file's text (UTF-8, a BOM dropped); a missing, unreadable, non-UTF-8 or blank file is a one-line error."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, None, "file not found") from None
+    except OSError as err:
+        raise InputError(path, None, f"cannot read the file: {err.strerror or err}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - data.rfind(b"\n", 0, err.start)
+        raise InputError(path, line, f"not valid utf-8: byte 0x{data[err.start]:02x} at column {column} (convert the file, e.g. with iconv)") from None
+    if not text.strip():
+        raise InputError(path, None, "no text to tag: the file is empty or blank")
+    return text
+
+
+def split(text: str) -> list[Sentence]:
+    """Flair's sentence splitting and tokenisation; sentences without tokens are dropped."""
+    return [sentence for sentence in SegtokSentenceSplitter().split(text) if len(sentence)]
+
+
+def load_tagger(path: Path) -> SequenceTagger:
+    """The SequenceTagger saved at `path`; anything else is a one-line error."""
+    if not path.is_file():
+        raise FlairsuiteError(f"{path}: {'not a file' if path.exists() else 'model file not found'}")
+    try:
+        state = load_torch_state(str(path))
+        kind = state.get("__cls__", SequenceTagger.__name__) if isinstance(state, dict) else type(state).__name__
+        if kind != SequenceTagger.__name__:
+            raise FlairsuiteError(f"{path}: a {kind}, not a Flair SequenceTagger model")
+        return SequenceTagger.load(state)
+    except FlairsuiteError:
+        raise
+    except Exception as err:  # torch and Flair raise many kinds on a foreign or damaged file
+        detail = str(err).strip().splitlines()
+        reason = f"{type(err).__name__}: {detail[0]}" if detail else type(err).__name__
+        raise FlairsuiteError(f"{path}: not a loadable Flair SequenceTagger model ({reason})") from None
+
+
+def flair_tags(model: SequenceTagger, sentences: list[Sentence], batch_size: int) -> Tagged:
+    """Plain Flair `predict`'s raw tags (token predictions) with confidences; "O" tokens get 1.0, as Flair's labels."""
+    model.predict(sentences, mini_batch_size=batch_size, force_token_predictions=True)
+    labels = [[token.get_label(model.label_type) for token in sentence] for sentence in sentences]
+    return [[(label.value, label.score) for label in sentence] for sentence in labels]
+
+
+def tag(model: SequenceTagger, sentences: list[Sentence], fast: bool, batch_size: Optional[int]) -> Tagged:
+    """Raw tags and confidences of every sentence, by the fast path or by plain Flair."""
+    if fast:
+        return FastTagger(model, batch_size=batch_size or BATCH_SIZE).tag(sentences)
+    return flair_tags(model, sentences, batch_size or FLAIR_BATCH_SIZE)
+
+
+def column_text(sentences: list[Sentence], tagged: Tagged) -> str:
+    """Token TAB tag per line, a blank line between sentences."""
+    blocks = ["\n".join(f"{token.text}\t{tag}" for token, (tag, _) in zip(sentence, tags)) for sentence, tags in zip(sentences, tagged)]
+    return "\n\n".join(blocks) + "\n"
+
+
+def sentence_json(sentence: Sentence, tags: list[tuple[str, float]], spans: bool) -> dict[str, Any]:
+    """One sentence: its text, tokens, tags and spans (token indices end-exclusive, character offsets in the file)."""
+    offset = sentence.start_position
+    found = []
+    for indices, confidence, kind in get_spans_from_bio([t for t, _ in tags], [c for _, c in tags]) if spans else []:
+        first, last = sentence.tokens[indices[0]], sentence.tokens[indices[-1]]
+        found.append(
+            {
+                "start": indices[0],
+                "end": indices[-1] + 1,
+                "start_char": offset + first.start_position,
+                "end_char": offset + last.end_position,
+                "type": kind,
+                "confidence": round(confidence, 4),
+            }
+        )
+    return {
+        "text": sentence.to_original_text(),
+        "start_char": offset,
+        "tokens": [token.text for token in sentence],
+        "tags": [t for t, _ in tags],
+        "spans": found,
+    }
+
+
+def json_text(sentences: list[Sentence], tagged: Tagged, spans: bool) -> str:
+    """One JSON object per sentence and line (JSON Lines)."""
+    return "".join(json.dumps(sentence_json(s, tags, spans), ensure_ascii=False) + "\n" for s, tags in zip(sentences, tagged))
+
+
+def fixed(tagged: Tagged) -> Tagged:
+    """Every sentence's tags through Entity-Fix; each token keeps its confidence."""
+    return [list(zip(fix_tags([t for t, _ in tags]), [c for _, c in tags])) for tags in tagged]
+
+
+def predict_file(model_path: Path, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool = False) -> tuple[str, int, int]:
+    """The tagged text of `input_path` in format `fmt` (Entity-Fix applied on request), with its numbers of sentences and tokens."""
+    sentences = split(read_text(input_path))
+    if not sentences:
+        raise InputError(input_path, None, "no tokens to tag")
+    model = load_tagger(model_path)
+    tagged = tag(model, sentences, fast, batch_size)
+    if entity_fix:
+        tagged = fixed(tagged)
+    text = column_text(sentences, tagged) if fmt == "column" else json_text(sentences, tagged, model.predict_spans)
+    return text, len(sentences), sum(len(s) for s in sentences)

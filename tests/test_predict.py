@@ -1,0 +1,212 @@
+"""`flairsuite predict` and the fast path on a tiny tagger: outputs, equality with plain Flair, one-line errors."""
+
+import json
+from pathlib import Path
+
+import flair
+import pytest
+import torch
+from click.testing import CliRunner, Result
+from conftest import DAYS, NAMES, PLACES, VERBS, write_file
+from flair.data import Dictionary, Sentence
+from flair.embeddings import FlairEmbeddings, StackedEmbeddings, WordEmbeddings
+from flair.models import LanguageModel, SequenceTagger
+from gensim.models import KeyedVectors
+
+from flairsuite.cli import cli
+from flairsuite.inference.tagger import FastTagger, torch_threads
+from flairsuite.predict import flair_tags, split
+from flairsuite.taggers import build_tagger
+
+TEXT = (
+    "Am Montag besuchte Anna die Stadt Berlin, sagte der König vor Gericht. "
+    "Am Freitag verließ Otto die Stadt Wien.\n\n"
+    "Marie   liebte  die Stadt München.\nDer König schwieg."
+)
+
+
+def labeled(i: int) -> Sentence:
+    """A training sentence with a person and a place."""
+    day, verb, name, place = DAYS[i % 4], VERBS[i // 4 % 4], NAMES[i % 5], PLACES[i // 5 % 5]
+    sentence = Sentence(f"Am {day} {verb} {name} die Stadt {place} , sagte der König .")
+    sentence[3:4].add_label("ner", "pers")
+    sentence[6:7].add_label("ner", "place")
+    return sentence
+
+
+def tiny_embeddings(folder: Path) -> StackedEmbeddings:
+    """Forward and backward character LMs (hidden 16, untrained) and 16-dim word vectors of the training words."""
+    characters = Dictionary(add_unk=True)
+    for char in sorted(set(TEXT + "".join(NAMES + PLACES + VERBS + DAYS)) | {"\n", " "}):
+        characters.add_item(char)
+    lms = [FlairEmbeddings(LanguageModel(characters, forward, hidden_size=16, nlayers=1, embedding_size=8)) for forward in (True, False)]
+    words = sorted({token.text for i in range(20) for token in labeled(i)})
+    vectors = KeyedVectors(vector_size=16)
+    vectors.add_vectors(words, torch.randn(len(words), 16).numpy())
+    vectors.save(str(folder / "vectors.kv"))
+    return StackedEmbeddings([*lms, WordEmbeddings(str(folder / "vectors.kv"))])
+
+
+def train(model: SequenceTagger, steps: int = 100) -> SequenceTagger:
+    """A few Adam steps on the template sentences, enough to tag persons and places."""
+    sentences = [labeled(i) for i in range(20)]
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
+    model.train()
+    for step in range(steps):
+        batch = sentences[step % 2 :: 2]
+        loss, count = model.forward_loss(batch)
+        optimizer.zero_grad()
+        (loss / count).backward()
+        optimizer.step()
+    model.eval()
+    return model
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The three registered tagger kinds over the tiny stack, trained a little and saved."""
+    folder = tmp_path_factory.mktemp("predict")
+    flair.set_seed(1)
+    embeddings = tiny_embeddings(folder)
+    dictionary = Dictionary(add_unk=False)
+    for kind in ("pers", "place"):
+        dictionary.add_item(kind)
+    dictionary.span_labels = True  # as Corpus.make_label_dictionary marks span types
+    paths = {}
+    with torch_threads(1):  # tiny matrices: a second thread only costs
+        for name in ("bilstm-crf", "map-crf", "map"):
+            path = folder / f"{name}.pt"
+            train(build_tagger(name, embeddings, dictionary, "ner")).save(path)
+            paths[name] = path
+    return paths
+
+
+def sentences() -> list[Sentence]:
+    """The test text's sentences and a few of the training template, as fresh sentences."""
+    return [Sentence(TEXT.replace("\n", " ")), *(Sentence(labeled(i).to_tokenized_string()) for i in range(20, 26))]
+
+
+@pytest.mark.parametrize("name", ["bilstm-crf", "map-crf", "map"])
+def test_fast_path_equals_plain_flair(models: dict[str, Path], name: str) -> None:
+    model = SequenceTagger.load(models[name])
+    expected = flair_tags(model, sentences(), 32)
+    exact = FastTagger(model, quantize=False, batch_size=3).tag(sentences())
+    assert [[tag for tag, _ in row] for row in exact] == [[tag for tag, _ in row] for row in expected]
+    scores = [(c, e) for row, ref in zip(exact, expected) for (tag, c), (_, e) in zip(row, ref) if tag != "O"]
+    assert scores and all(abs(c - e) < 1e-4 for c, e in scores)  # Flair gives "O" tokens no score
+    quantised = FastTagger(model).tag(sentences())
+    pairs = [(q, e) for row, ref in zip(quantised, expected) for (q, _), (e, _) in zip(row, ref)]
+    assert sum(q == e for q, e in pairs) >= 0.95 * len(pairs)
+
+
+def test_fast_embeddings_equal_flair_embeddings(models: dict[str, Path]) -> None:
+    from flairsuite.inference.embed import stack_featurizers
+
+    model = SequenceTagger.load(models["bilstm-crf"])
+    flair_sentences = sentences()
+    model.embeddings.embed(flair_sentences)
+    names = model.embeddings.get_names()
+    expected = torch.stack([token.get_embedding(names) for sentence in flair_sentences for token in sentence])
+    with torch.inference_mode():
+        parts = [featurize(sentences()) for featurize in stack_featurizers(model.embeddings, quantize=False)]
+    assert torch.allclose(torch.cat(parts, dim=1), expected, atol=1e-5)
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["predict", *args], catch_exceptions=False)
+
+
+def test_column_output(models: dict[str, Path], tmp_path: Path) -> None:
+    text = write_file(tmp_path / "text.txt", TEXT)
+    result = run(str(models["bilstm-crf"]), str(text))
+    assert result.exit_code == 0, result.output
+    blocks = result.stdout.rstrip("\n").split("\n\n")
+    assert len(blocks) == 4  # Flair's splitter: three sentences, one more after the paragraph break
+    rows = [line.split("\t") for line in blocks[0].splitlines()]
+    assert [token for token, _ in rows][:7] == ["Am", "Montag", "besuchte", "Anna", "die", "Stadt", "Berlin"]
+    assert all(tag == "O" or tag[:2] in ("B-", "I-") for _, tag in rows)
+    assert dict(rows)["Anna"] == "B-pers" and dict(rows)["Berlin"] == "B-place"
+    assert "tagged 4 sentences" in result.stderr
+
+
+def test_json_output_to_file(models: dict[str, Path], tmp_path: Path) -> None:
+    text = write_file(tmp_path / "text.txt", TEXT)
+    out = tmp_path / "out" / "tagged.jsonl"
+    result = run(str(models["bilstm-crf"]), str(text), "--format", "json", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    objects = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(objects) == 4
+    assert objects[2]["text"] == "Marie   liebte  die Stadt München."
+    found = set()
+    for sentence in objects:
+        assert TEXT[sentence["start_char"] :].startswith(sentence["text"])
+        assert len(sentence["tags"]) == len(sentence["tokens"])
+        for span in sentence["spans"]:
+            surface = TEXT[span["start_char"] : span["end_char"]]
+            assert surface.startswith(sentence["tokens"][span["start"]]) and surface.endswith(sentence["tokens"][span["end"] - 1])
+            assert 0.0 <= span["confidence"] <= 1.0
+            found.add((surface, span["type"]))
+    assert {("Anna", "pers"), ("Berlin", "place")} <= found
+
+
+def test_plain_flair_cli_path(models: dict[str, Path], tmp_path: Path) -> None:
+    text = write_file(tmp_path / "text.txt", TEXT)
+    plain = run(str(models["map"]), str(text), "--no-fast", "--batch-size", "2")
+    assert plain.exit_code == 0, plain.output
+    exact = FastTagger(SequenceTagger.load(models["map"]), quantize=False).tag(split(TEXT))
+    assert [line.split("\t")[1] for line in plain.stdout.splitlines() if line] == [tag for row in exact for tag, _ in row]
+
+
+def one_error_line(result: Result) -> str:
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip("\n").splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "file not found"),
+        (b"", "no text to tag: the file is empty or blank"),
+        (b" \n\t\n", "no text to tag: the file is empty or blank"),
+        (b"Anna ging nach Berlin.\nC\xe4sar kam.\n", "2: not valid utf-8: byte 0xe4 at column 2"),
+    ],
+)
+def test_bad_input_is_one_error_line(models: dict[str, Path], tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "input.txt"
+    if content is not None:
+        path.write_bytes(content)
+    line = one_error_line(run(str(models["map"]), str(path)))
+    assert line.startswith(f"Error: {path}") and message in line
+
+
+def test_bad_model_is_one_error_line(models: dict[str, Path], tmp_path: Path) -> None:
+    text = write_file(tmp_path / "text.txt", TEXT)
+    assert "model file not found" in one_error_line(run(str(tmp_path / "none.pt"), str(text)))
+    garbage = write_file(tmp_path / "garbage.pt", b"not a model")
+    assert "not a loadable Flair SequenceTagger model" in one_error_line(run(str(garbage), str(text)))
+    lm = tmp_path / "lm.pt"
+    SequenceTagger.load(models["map"]).embeddings.embeddings[0].lm.save(lm)
+    assert one_error_line(run(str(lm), str(text))).startswith(f"Error: {lm}: ")
+
+
+def test_folder_as_input_is_one_error_line(models: dict[str, Path], tmp_path: Path) -> None:
+    assert "cannot read the file" in one_error_line(run(str(models["map"]), str(tmp_path)))
+
+
+def test_entity_fix_option_repairs_raw_tags(models: dict[str, Path], tmp_path: Path) -> None:
+    model = SequenceTagger.load(models["map"])
+    with torch.no_grad():  # every token's best tag becomes I-place: ill-formed at each sentence start
+        model.linear.bias[model.label_dictionary.get_idx_for_item("I-place")] += 100.0
+    model.save(tmp_path / "stray.pt")
+    text = write_file(tmp_path / "text.txt", TEXT)
+    raw, repaired = (run(str(tmp_path / "stray.pt"), str(text), *flag) for flag in ([], ["--entity-fix"]))
+    assert raw.exit_code == repaired.exit_code == 0, raw.output + repaired.output
+    raw_blocks = [[line.split("\t") for line in block.splitlines()] for block in raw.stdout.rstrip("\n").split("\n\n")]
+    fixed_blocks = [[line.split("\t") for line in block.splitlines()] for block in repaired.stdout.rstrip("\n").split("\n\n")]
+    assert all(tag == "I-place" for block in raw_blocks for _, tag in block)
+    for raw_rows, fixed_rows in zip(raw_blocks, fixed_blocks, strict=True):
+        assert [token for token, _ in fixed_rows] == [token for token, _ in raw_rows]
+        assert [tag for _, tag in fixed_rows] == ["B-place"] + ["I-place"] * (len(raw_rows) - 1)
