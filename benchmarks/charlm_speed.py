@@ -14,7 +14,6 @@ import argparse
 import json
 import math
 import os
-import platform
 import shutil
 import statistics
 import signal
@@ -32,6 +31,7 @@ import torch
 from flair.data import Dictionary
 from flair.models import LanguageModel
 
+from common import machine, run_main
 from flairsuite.atomic import write_json
 from flairsuite.charlm.batches import StreamBatches
 from flairsuite.charlm.prepare import PrepareConfig, PreparedCorpus, prepare
@@ -503,30 +503,11 @@ def hyper_line(hyper: Hyper) -> str:
     )
 
 
-def cpu_name() -> str:
-    cpuinfo = Path("/proc/cpuinfo")
-    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
-    return names[0] if names else platform.processor()
-
-
-def machine(threads: int, peak: float) -> dict[str, Any]:
-    return {
-        "cpu": cpu_name(),
-        "cpus": os.cpu_count(),
-        "threads": threads,
-        "sgemm_gflops": round(peak, 2),
-        "torch": torch.__version__,
-        "flair": flair.__version__,
-        "python": platform.python_version(),
-    }
-
-
 def results(args: argparse.Namespace, corpus: PreparedCorpus, hyper: Hyper, peak: float, sizes: list) -> dict[str, Any]:
     """Everything measured so far, for the results JSON."""
     return {
         "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-        "machine": machine(args.threads, peak),
+        "machine": machine(args.threads, sgemm_gflops=round(peak, 2)),
         "corpus": {"path": str(corpus.path), "train_chars": corpus.meta["splits"]["train"]},
         "hyper": asdict(hyper),
         "complete": len(sizes) == len(args.hidden),
@@ -577,9 +558,4 @@ def stop_on_sigterm() -> None:
 
 if __name__ == "__main__":
     stop_on_sigterm()
-    try:
-        sys.exit(main())
-    except FlairsuiteError as err:
-        sys.exit(f"error: {err}")
-    except KeyboardInterrupt:
-        sys.exit("interrupted")
+    run_main(main)

@@ -17,7 +17,6 @@ import argparse
 import os
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -28,8 +27,8 @@ from flair.data import Dictionary
 from flair.models.sequence_tagger_utils.crf import CRF
 from flair.models.sequence_tagger_utils.viterbi import ViterbiDecoder, ViterbiLoss
 
+from common import run_main
 from flairsuite.atomic import write_json
-from flairsuite.errors import FlairsuiteError
 from flairsuite.paths import CORPORA_ENV
 from flairsuite.tagging.lcrf import LCRFNER, tagged
 
@@ -200,7 +199,4 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except FlairsuiteError as err:
-        sys.exit(f"error: {err}")
+    run_main(main)

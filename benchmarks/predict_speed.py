@@ -17,9 +17,7 @@ import argparse
 import hashlib
 import multiprocessing
 import os
-import platform
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -32,6 +30,7 @@ from flair.data import Sentence
 from flair.models import SequenceTagger
 from flair.trainers import ModelTrainer
 
+from common import machine, run_main
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.loading import load_corpus
@@ -257,20 +256,6 @@ def report(measured: dict[str, Any]) -> list[str]:
     return lines
 
 
-def machine(threads: int) -> dict[str, Any]:
-    cpuinfo = Path("/proc/cpuinfo")
-    names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if line.startswith("model name")] if cpuinfo.exists() else []
-    return {
-        "cpu": names[0] if names else platform.processor(),
-        "cpus": os.cpu_count(),
-        "threads": threads,
-        "load_average": os.getloadavg(),
-        "torch": torch.__version__,
-        "flair": flair.__version__,
-        "python": platform.python_version(),
-    }
-
-
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     if args.threads:
@@ -289,9 +274,4 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except FlairsuiteError as err:
-        sys.exit(f"error: {err}")
-    except KeyboardInterrupt:
-        sys.exit("interrupted")
+    run_main(main)

@@ -1,0 +1,43 @@
+"""What every benchmark script shares: the machine description in its results, and its exit path."""
+
+import os
+import platform
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import flair
+import torch
+
+from flairsuite.errors import FlairsuiteError
+
+
+def cpu_name() -> str:
+    """The CPU's model name (Linux), else what `platform` knows."""
+    lines = open("/proc/cpuinfo").read().splitlines() if os.path.exists("/proc/cpuinfo") else []
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    return names[0] if names else platform.processor()
+
+
+def machine(threads: int, **extra: Any) -> dict[str, Any]:
+    """CPU, cores, threads, load and library versions, plus `extra`, for a results JSON."""
+    return {
+        "cpu": cpu_name(),
+        "cpus": os.cpu_count(),
+        "threads": threads,
+        "load_average": os.getloadavg(),
+        **extra,
+        "torch": torch.__version__,
+        "flair": flair.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def run_main(main: Callable[[], int]) -> None:
+    """Run a benchmark's `main`: a FlairsuiteError or Ctrl-C ends it with one line."""
+    try:
+        sys.exit(main())
+    except FlairsuiteError as err:
+        sys.exit(f"error: {err}")
+    except KeyboardInterrupt:
+        sys.exit("interrupted")
