@@ -33,6 +33,7 @@ from flairsuite.experiments.config import CorpusChoice
 from flairsuite.results.collect import collect, read_run
 from flairsuite.tagging import train as train_module
 from flairsuite.tagging.cache import cached_vectors
+from flairsuite.tagging.claim import claimed
 from flairsuite.tagging.cse import ClassStartEndTagger
 from flairsuite.tagging.data import load_labeled
 from flairsuite.tagging.entity_fix import entity_fix
@@ -280,6 +281,24 @@ def test_rerun_trains_nothing_and_a_second_grid_computes_no_embeddings(grid, cor
     frame = collect(home / "results" / "other")
     assert sorted(frame["run"]) == ["sturm/both/map/seed-3/entity-fix", "sturm/fwd/map/seed-3/entity-fix"]
     assert not (home / "results" / "other" / "sturm" / "both" / "map" / "seed-3" / "metrics.json").exists()
+
+
+def test_a_run_another_process_holds_is_skipped_then_trained(grid, corpora, tmp_path):
+    home = grid[0]
+    experiment = experiment_yaml(tmp_path / "shared.yaml", "shared", {"both": STACKS["both"]}, ["map"], [1, 2], "{max_epochs: 1}", "[false]")
+    busy = home / "results" / "shared" / "sturm/both/map/seed-2"
+    with claimed(busy) as mine:  # as if another process were training it
+        assert mine
+        with claimed(busy) as again:
+            assert not again  # a lock is exclusive, within one process too
+        first = tag(home, corpora, experiment)
+    assert first.exit_code == 0, first.output
+    assert "sturm/both/map/seed-2: skipped, being trained by another process" in first.output
+    assert "trained 1 runs" in first.output
+    assert (home / "results/shared/sturm/both/map/seed-1/metrics.json").is_file() and not (busy / "metrics.json").exists()
+    second = tag(home, corpora, experiment)  # the lock went with its holder: the run trains now
+    assert second.exit_code == 0, second.output
+    assert "shared: 2 runs, 1 finished before, 1 to train" in second.output and (busy / "metrics.json").is_file()
 
 
 def test_changed_config_needs_force(grid, corpora, tmp_path):

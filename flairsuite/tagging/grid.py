@@ -7,7 +7,8 @@ Layout of `results/<experiment>/`:
 - `<corpus>/<stack>/<tagger>/seed-<n>/`: `model.pt` (a plain Flair `SequenceTagger`),
   `predictions.tsv` (test tokens, gold tag, raw predicted tag: the decoder's output before any
   span repair), `metrics.json` (flairsuite/results/collect.py; written last, so its presence marks
-  a finished run) and, while training, `checkpoint.pt` (a killed run continues at its last epoch).
+  a finished run) and, while training, `checkpoint.pt` (a killed run continues at its last epoch)
+  and `.lock` (held by the training process: a second process skips the run, `claim.py`).
 """
 
 import fnmatch
@@ -33,6 +34,7 @@ from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, digest, fingerprint, load_experiment, run_record, runs
 from flairsuite.results.collect import METRICS_FILE, read_run
 from flairsuite.tagging.cache import cached_vectors, frozen
+from flairsuite.tagging.claim import claimed
 from flairsuite.tagging.data import LabeledSplit, load_labeled, subsample_note
 from flairsuite.tagging.entity_fix import entity_fix
 from flairsuite.tagging.features import Part, SplitFeatures
@@ -231,7 +233,8 @@ def run_experiment(
 ) -> Path:
     """Train every unfinished run of the experiment file `path` (or those matching `patterns`); returns its results folder.
 
-    Processes given disjoint `patterns` can share one experiment (e.g. one per machine or core).
+    Processes can share one experiment through `patterns` (e.g. one per core); a run another process
+    is training is skipped, one it finished meanwhile too.
     """
     config = load_experiment(path)
     grid = runs(config)
@@ -250,14 +253,19 @@ def run_experiment(
             todo.append((run, run_digest))
     echo(f"{config.name}: {len(chosen)} runs" + (f" of {len(grid)} (--runs)" if patterns else "")
          + f", {len(chosen) - len(todo)} finished before, {len(todo)} to train")
-    started = time.perf_counter()
+    started, trained = time.perf_counter(), 0
     for run, run_digest in tqdm(todo, desc=config.name, unit="run"):
         run_dir = out / run.run_id
-        for fix, metrics in train_run(run, data, run_dir, run_digest).items():
-            write_json(out / metrics["run"] / METRICS_FILE, metrics)
-            tqdm.write(f"{metrics['run']}: test F1 {metrics['test']['f1'] * 100:.2f} (dev {metrics['dev']['f1'] * 100:.2f}), "
-                       f"{metrics['epochs']} epochs, {metrics['seconds']:.0f} s")
-        (run_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
-    echo(f"trained {len(todo)} runs in {time.perf_counter() - started:.0f} s; embeddings computed for {data.computed} "
+        with claimed(run_dir) as mine:
+            if not mine or finished(run, run_dir, run_digest, False):
+                tqdm.write(f"{run.run_id}: skipped, {'being trained' if not mine else 'finished'} by another process")
+                continue
+            for fix, metrics in train_run(run, data, run_dir, run_digest).items():
+                write_json(out / metrics["run"] / METRICS_FILE, metrics)
+                tqdm.write(f"{metrics['run']}: test F1 {metrics['test']['f1'] * 100:.2f} (dev {metrics['dev']['f1'] * 100:.2f}), "
+                           f"{metrics['epochs']} epochs, {metrics['seconds']:.0f} s")
+            (run_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
+            trained += 1
+    echo(f"trained {trained} runs in {time.perf_counter() - started:.0f} s; embeddings computed for {data.computed} "
          f"(corpus split, embedding) pairs, the rest read from the cache")
     return out
