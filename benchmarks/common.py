@@ -4,6 +4,7 @@ import os
 import platform
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import flair
@@ -14,7 +15,8 @@ from flairsuite.errors import FlairsuiteError
 
 def cpu_name() -> str:
     """The CPU's model name (Linux), else what `platform` knows."""
-    lines = open("/proc/cpuinfo").read().splitlines() if os.path.exists("/proc/cpuinfo") else []
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
     names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
     return names[0] if names else platform.processor()
 
