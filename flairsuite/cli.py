@@ -151,7 +151,7 @@ def corpora_fetch(name: str, corpora_dir: Optional[str]) -> None:
 @click.option("--unk-fraction", type=float, default=1e-6, show_default=True, help="The rarest characters, up to this share of all, become <unk>.")
 @click.option("--name", default=None, help="Model folder prefix [default: LANG]: models go to charlm/NAME-forward, charlm/NAME-backward.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder for the model folders [default: charlm/ under $FLAIRSUITE_HOME].")
-@click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the model folder.")
+@click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the model folder (without one: continue its best-lm.pt and summary.json, e.g. the released pair).")
 @click.option("--force", is_flag=True, help="Discard an earlier run's checkpoint and start over.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--threads", type=int, default=None, help="CPU threads [default: all cores].")

@@ -1,5 +1,6 @@
 """`flairsuite train-charlm`: prepare the corpus, train each direction, report perplexities."""
 
+import json
 import logging
 import math
 from dataclasses import asdict
@@ -43,8 +44,15 @@ def start_or_resume(trainer: CharLMTrainer, resume: bool, force: bool) -> None:
             raise FlairsuiteError(
                 f"{trainer.out} holds the checkpoint of an earlier run: pass --resume to continue it or --force to start over"
             )
+    elif resume and trainer.model_path.exists() and (trainer.out / "summary.json").exists():
+        trainer.warm_start(json.loads((trainer.out / "summary.json").read_text(encoding="utf-8")))
+        log.info("no checkpoint in %s: continuing its best-lm.pt at %s characters (fresh random state)", trainer.out, f"{trainer.progress.chars:,}")
     elif resume:
         log.warning("no checkpoint in %s: starting a new run", trainer.out)
+    elif trainer.model_path.exists() and not force:
+        raise FlairsuiteError(
+            f"{trainer.out} holds a trained model: pass --resume to continue it or --force to start over"
+        )
 
 
 def plot_curve(history: list[dict[str, float]], title: str, path: Path) -> None:

@@ -183,6 +183,51 @@ class CharLMTrainer:
         self.hidden = tuple(h.to(self.device) for h in state["hidden"])
         self.progress = Progress(**state["progress"])
 
+    def warm_start(self, summary: dict[str, Any]) -> None:
+        """Continue a released model (its `best-lm.pt` and `summary.json`, no checkpoint).
+
+        The weights, counters, learning curve and learning rate come from the files; the data
+        position is recomputed from the characters seen (every step advances each stream by its
+        window). Not restored, as a checkpoint would: the random generators (reseeded) and the
+        carried hidden state (zeros). SGD keeps no other state.
+        """
+        released = LanguageModel.load_language_model(self.model_path)
+        mismatched = [
+            key
+            for key, ours, theirs in (
+                ("characters", self.model.dictionary.idx2item, released.dictionary.idx2item),
+                ("forward", self.forward, released.is_forward_lm),
+                ("hidden_size", self.hyper.hidden_size, released.hidden_size),
+                ("nlayers", self.hyper.nlayers, released.nlayers),
+                ("embedding_size", self.hyper.embedding_size, released.embedding_size),
+            )
+            if ours != theirs
+        ]
+        if mismatched:
+            raise FlairsuiteError(
+                f"{self.model_path} cannot be continued with these settings ({', '.join(mismatched)} differ); "
+                "use the options it was trained with, or start over with --force"
+            )
+        self.model.load_state_dict(released.state_dict())
+        history = summary.get("history") or []
+        chars = int(summary["chars_seen"])
+        stream_steps = chars // self.hyper.batch_size
+        epoch, offset = divmod(stream_steps, self.train_batches.stream_length - 1)
+        self.progress = Progress(
+            epoch=epoch,
+            offset=offset,
+            steps_done=int(summary["steps"]),
+            chars=chars,
+            seconds=float(summary["hours"]) * 3600,
+            best_valid_loss=math.log(float(summary["valid_ppl"])),
+            history=list(history),
+        )
+        if history:
+            for group in self.optimizer.param_groups:
+                group["lr"] = history[-1]["lr"]
+        if self.scheduler:
+            self.scheduler.best = self.progress.best_valid_loss
+
     def save_model(self) -> None:
         """Write `best-lm.pt` atomically (never half-written), in Flair's LanguageModel format."""
         with atomic_file(self.model_path) as temp:
