@@ -34,11 +34,12 @@ from flair.models import LanguageModel
 from common import machine, run_main
 from flairsuite.atomic import write_json
 from flairsuite.charlm.batches import StreamBatches
-from flairsuite.charlm.prepare import PrepareConfig, PreparedCorpus, prepare
+from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, prepare
+from flairsuite.rawtext.language import raw_set as raw_set_of
 from flairsuite.charlm.recipes import recipe
 from flairsuite.charlm.trainer import Hyper, char_dictionary, evaluate, evaluation_batches
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import corpora_dir, home
+from flairsuite.paths import corpora_dir, home, prepared_dir
 
 HERE = Path(__file__).resolve().parent
 CHILD = HERE / "charlm_speed_child.py"
@@ -72,7 +73,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     add("--seed", type=int, default=1)
     add("--lang", default="de", help="language of the recipe whose raw-text set is prepared (default de)")
     add("--corpora-dir", help="datasets folder (default: $FLAIRSUITE_CORPORA, then <home>/corpora)")
-    add("--prepared-dir", help="prepared-corpus cache (default: <home>/charlm/prepared, as train-charlm)")
+    add("--prepared-dir", help="prepared-corpus cache (default: <home>/cache/prepared, as train-charlm)")
     add("--work-dir", help="where the temporary run folders go (default: the system's temp folder)")
     add("--keep", action="store_true", help="keep the run folders (logs, models) instead of deleting them")
     add("--out", type=Path, default=HERE / "results" / "charlm_speed.json", help="results JSON")
@@ -352,7 +353,7 @@ def time_to_reach(history: list[dict[str, Any]], target: float, eval_seconds: fl
 
 def base_hyper(args: argparse.Namespace) -> tuple[str, Hyper]:
     """The recipe's raw-text set, and its cpu preset with the benchmark's settings."""
-    raw_set, preset = recipe(args.lang, "cpu")
+    raw_set, preset = raw_set_of(args.lang), recipe(args.lang, "cpu")
     window_schedule = {"sequence_length_start": args.sequence_length_start, "ramp_chars": args.ramp_chars}
     return raw_set, Hyper(
         **{
@@ -521,7 +522,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args.threads = args.threads or torch.get_num_threads()
     flair.device = torch.device("cpu")
     raw_set, hyper = base_hyper(args)
-    cache = Path(args.prepared_dir) if args.prepared_dir else home() / "charlm" / "prepared"
+    cache = Path(args.prepared_dir) if args.prepared_dir else prepared_dir()
     corpus = prepare(PrepareConfig(language=args.lang, raw_set=raw_set), corpora_dir(args.corpora_dir), cache)
     with corpus.text_path("valid").open(encoding="utf-8", newline="") as handle:
         text = handle.read(args.valid_chars + 1)

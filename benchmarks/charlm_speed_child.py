@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from flairsuite.atomic import atomic_file, write_json
-from flairsuite.charlm.prepare import PreparedCorpus
+from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.charlm.run import train_direction
 from flairsuite.charlm.trainer import Budget, Hyper, char_dictionary
 

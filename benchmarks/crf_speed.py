@@ -30,7 +30,7 @@ from flair.models.sequence_tagger_utils.viterbi import ViterbiDecoder, ViterbiLo
 from common import run_main
 from flairsuite.atomic import write_json
 from flairsuite.paths import CORPORA_ENV
-from flairsuite.tagging.lcrf import LCRFNER, tagged
+from flairsuite.models.lcrf import LCRFNER, tagged
 
 STURM_TYPES = ("pers", "date", "place")  # the types when the corpus is not loaded
 RANDOM_LENGTHS = (5, 60)

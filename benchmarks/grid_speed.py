@@ -60,7 +60,7 @@ def run_flair(args: argparse.Namespace, work: Path) -> dict[str, float]:
     from flairsuite.embeddings import stack
     from flairsuite.experiments.config import CorpusChoice
     from flairsuite.tagging.grid import tag_dictionary
-    from flairsuite.taggers import OPTIMIZERS, build_tagger, default_train
+    from flairsuite.models.registry import OPTIMIZERS, build_tagger, default_train
 
     corpus = load_corpus("sturm", Path(args.corpora_dir))
     scores = {}

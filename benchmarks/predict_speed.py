@@ -1,7 +1,7 @@
 """Prediction speed: plain Flair's SequenceTagger.predict against flairsuite's fast path, on one model.
 
 The model: fastText + the forward/backward character LMs (charlm/de-*, hidden 512) + BiLSTM-CRF (BIO),
-built by `flairsuite.taggers.build_tagger("bilstm-crf")`; `--model PATH`, or trained once with plain
+built by `flairsuite.models.registry.build_tagger("bilstm-crf")`; `--model PATH`, or trained once with plain
 Flair's ModelTrainer on Sturm (`--epochs`, embeddings_storage_mode="cpu") and cached in
 benchmarks/cache/ (git-ignored). Each run tags the Sturm and Arendt test sets (fresh Sentence objects
 every time) with:
@@ -41,7 +41,7 @@ from flairsuite.errors import FlairsuiteError
 from flairsuite.inference.tagger import FastTagger
 from flairsuite.paths import corpora_dir, home
 from flairsuite.tagging.scoring import flair_f1
-from flairsuite.taggers import build_tagger
+from flairsuite.models.registry import build_tagger
 
 HERE = Path(__file__).resolve().parent
 SPECS = ["charlm:de-forward", "charlm:de-backward", "fasttext:de"]

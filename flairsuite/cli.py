@@ -289,12 +289,12 @@ def results(
     """
     from pathlib import Path
 
-    from flairsuite.paths import home
+    from flairsuite.paths import results_dir
     from flairsuite.results.collect import only_experiment, per_type_frame, read_runs, runs_frame
     from flairsuite.results.plot import write_plot
     from flairsuite.results.tables import report
 
-    root = Path(directory) if directory else home() / "results"
+    root = Path(directory) if directory else results_dir()
     runs = read_runs(root)
     frame, types = runs_frame(runs), per_type_frame(runs)
     if experiment:

@@ -16,9 +16,10 @@ from flair.data import Dictionary
 from flair.embeddings import CharacterEmbeddings, FlairEmbeddings, StackedEmbeddings, TokenEmbeddings, WordEmbeddings
 
 from flairsuite.charlm.recipes import languages
-from flairsuite.corpora.registry import unknown_name_error
+from flairsuite.errors import unknown_name_error
 from flairsuite.errors import FlairsuiteError
 from flairsuite.wordvectors.store import VECTORS_FILE, vectors_files, vectors_folder
+from flairsuite.paths import charlm_dir, wordvectors_dir
 
 KINDS = ("charlm", "fasttext", "char")
 NAMED = ("charlm", "fasttext")
@@ -54,9 +55,9 @@ def artifact_path(spec: str, home: Path) -> Optional[Path]:
     """The file the embedding loads (whether present or not); None for `char`, which has none."""
     kind, name = parse(spec)
     if kind == "charlm":
-        return home / "charlm" / name / CHARLM_MODEL
+        return charlm_dir(home) / name / CHARLM_MODEL
     if kind == "fasttext":
-        return vectors_folder(home / "wordvectors", name) / VECTORS_FILE
+        return vectors_folder(wordvectors_dir(home), name) / VECTORS_FILE
     return None
 
 

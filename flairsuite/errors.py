@@ -1,5 +1,6 @@
 """User-facing errors: each one prints as a single line and ends the command with a non-zero exit."""
 
+import difflib
 from pathlib import Path
 from typing import Optional, Union
 
@@ -16,3 +17,10 @@ class InputError(FlairsuiteError):
         self.line = line
         where = f"{self.path}:{line}" if line is not None else str(self.path)
         super().__init__(f"{where}: {message}")
+
+
+def unknown_name_error(kind: str, name: str, known: list[str]) -> FlairsuiteError:
+    """An error for an unknown name that suggests the closest known ones."""
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else f" Known: {', '.join(known)}."
+    return FlairsuiteError(f"unknown {kind} '{name}'.{hint}")

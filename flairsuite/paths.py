@@ -1,4 +1,17 @@
-"""Where artifacts live: the corpora directory and the artifact homes under $FLAIRSUITE_HOME."""
+"""Where things live: the datasets folder, and every artifact folder below $FLAIRSUITE_HOME.
+
+| function | folder | holds |
+|---|---|---|
+| `corpora_dir()` | `--corpora-dir`, else $FLAIRSUITE_CORPORA, else `<home>/corpora` | downloaded datasets |
+| `charlm_dir(home)` | `<home>/charlm` | character LMs, one folder per model (`de-forward/best-lm.pt`) |
+| `wordvectors_dir(home)` | `<home>/wordvectors` | fastText vectors, one folder per language (`de-fasttext/`) |
+| `results_dir(home)` | `<home>/results` | tagging runs, one folder per experiment |
+| `cache_dir(home)` | `<home>/cache` | what is computed once and reused: |
+| `prepared_dir(home)` | `<home>/cache/prepared` | raw text prepared for pre-training (shared by train-charlm and train-fasttext) |
+| `embeddings_cache_dir(home)` | `<home>/cache/embeddings` | frozen embeddings of corpus splits |
+
+No other module builds these paths.
+"""
 
 import os
 from pathlib import Path
@@ -20,3 +33,33 @@ def corpora_dir(option: Optional[Union[str, Path]] = None) -> Path:
     if os.environ.get(CORPORA_ENV):
         return Path(os.environ[CORPORA_ENV])
     return home() / "corpora"
+
+
+def charlm_dir(root: Optional[Path] = None) -> Path:
+    """Character LMs below `root` (default: the home folder)."""
+    return (home() if root is None else root) / "charlm"
+
+
+def wordvectors_dir(root: Optional[Path] = None) -> Path:
+    """Word vectors below `root` (default: the home folder)."""
+    return (home() if root is None else root) / "wordvectors"
+
+
+def results_dir(root: Optional[Path] = None) -> Path:
+    """Tagging results below `root` (default: the home folder)."""
+    return (home() if root is None else root) / "results"
+
+
+def cache_dir(root: Optional[Path] = None) -> Path:
+    """Computed-once data below `root` (default: the home folder); git-ignored."""
+    return (home() if root is None else root) / "cache"
+
+
+def prepared_dir(root: Optional[Path] = None) -> Path:
+    """Prepared raw-text corpora, one folder per language and settings."""
+    return cache_dir(root) / "prepared"
+
+
+def embeddings_cache_dir(root: Optional[Path] = None) -> Path:
+    """Frozen embeddings of corpus splits, one folder per embedding spec."""
+    return cache_dir(root) / "embeddings"

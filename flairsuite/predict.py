@@ -4,7 +4,7 @@ Sentence splitting and tokenisation are Flair's (`SegtokSentenceSplitter`, segto
 decoder's raw per-token tags, before any span repair. Spans and their confidences are the ones Flair's
 `predict` attaches: `get_spans_from_bio` over the raw tags, confidence the mean of the span's token
 confidences. With `entity_fix` the raw tags first go through the paper's Entity-Fix rule
-(`flairsuite.tagging.entity_fix`), and the spans are read from the fixed tags. `fast` runs `flairsuite.inference.FastTagger` (int8, length-bucketed); otherwise plain
+(`flairsuite.models.entity_fix`), and the spans are read from the fixed tags. `fast` runs `flairsuite.inference.FastTagger` (int8, length-bucketed); otherwise plain
 Flair `SequenceTagger.predict`.
 """
 
@@ -19,8 +19,8 @@ from flair.splitter import SegtokSentenceSplitter
 
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
-from flairsuite.tagging.crf import Tagged
-from flairsuite.tagging.entity_fix import entity_fix as fix_tags
+from flairsuite.models.crf import Tagged
+from flairsuite.models.entity_fix import entity_fix as fix_tags
 
 FLAIR_BATCH_SIZE = 32  # SequenceTagger.predict's default mini_batch_size
 

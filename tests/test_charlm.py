@@ -16,8 +16,8 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from flairsuite.charlm import checkpoint
-from flairsuite.charlm.prepare import PrepareConfig, prepare
+from flairsuite import checkpoint
+from flairsuite.rawtext.prepare import PrepareConfig, prepare
 from flairsuite.charlm.run import train_direction
 from flairsuite.charlm.trainer import Budget, CharLMTrainer, Hyper, evaluate
 from flairsuite.cli import cli
@@ -176,7 +176,7 @@ def test_sigkill_during_checkpoint_write_keeps_the_previous_one(tmp_path, corpus
     out = tmp_path / "c"
     # the 5th checkpoint write dies half-way through, by SIGKILL
     code = (
-        "import os, signal, sys, torch; from flairsuite.charlm import checkpoint; real = torch.save; calls = [0]\n"
+        "import os, signal, sys, torch; from flairsuite import checkpoint; real = torch.save; calls = [0]\n"
         "def dying_save(obj, f):\n"
         "    calls[0] += 1\n"
         "    if calls[0] == 5:\n"

@@ -14,9 +14,9 @@ from flair.trainers import ModelTrainer
 from flair.training_utils import store_embeddings
 
 from flairsuite.corpora.tags import bio_spans
-from flairsuite.tagging.cse import ClassStartEndTagger, cse_boundaries, decode_cse, spans_to_bio
-from flairsuite.tagging.entity_fix import entity_fix
-from flairsuite.tagging.protocol import FeatureTagger
+from flairsuite.models.cse import ClassStartEndTagger, cse_boundaries, decode_cse, spans_to_bio
+from flairsuite.models.entity_fix import entity_fix
+from flairsuite.models.protocol import FeatureTagger
 
 TYPES = ["A", "B"]
 FLAT = np.full((8, 2), [0.7, 0.2])  # class probabilities favouring A on every token

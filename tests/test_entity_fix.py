@@ -21,7 +21,7 @@ from seqeval.metrics import f1_score
 from seqeval.scheme import IOB2
 
 from flairsuite.corpora.tags import bio_spans
-from flairsuite.tagging.entity_fix import entity_fix, flair_repair
+from flairsuite.models.entity_fix import entity_fix, flair_repair
 
 TAGS = ("O", "B-A", "I-A", "B-B", "I-B")
 Pair = tuple[list[str], list[str]]

@@ -11,7 +11,7 @@ import yaml
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments import CorpusChoice, fingerprint, load_experiment, runs
 from flairsuite.experiments.config import TRAIN_CHECKS
-from flairsuite.taggers import TAGGERS, default_train
+from flairsuite.models.registry import TAGGERS, default_train
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "experiments"
 NER = "sturm, arendt, germeval14, ler, conll03-de, conll03-en, wnut17, danish-ner, dane, cluener"

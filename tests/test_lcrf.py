@@ -12,9 +12,9 @@ from flair.embeddings import CharacterEmbeddings
 from flair.models import SequenceTagger
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.tagging.lcrf import IMPOSSIBLE, LCRFNERTagger, forbidden_transitions
-from flairsuite.tagging.protocol import features_decode, features_loss
-from flairsuite.taggers import build_tagger
+from flairsuite.models.lcrf import IMPOSSIBLE, LCRFNERTagger, forbidden_transitions
+from flairsuite.models.protocol import features_decode, features_loss
+from flairsuite.models.registry import build_tagger
 
 # Zöllner et al. 2021, Figure 1: rows = previous tag, columns = next tag, both in the order of ORDER.
 ORDER = ("B-X1", "B-X2", "I-X1", "I-X2", "O")

@@ -16,7 +16,7 @@ from gensim.models import KeyedVectors
 from flairsuite.cli import cli
 from flairsuite.inference.tagger import FastTagger, torch_threads
 from flairsuite.predict import flair_tags, split
-from flairsuite.taggers import build_tagger
+from flairsuite.models.registry import build_tagger
 
 TEXT = (
     "Am Montag besuchte Anna die Stadt Berlin, sagte der König vor Gericht. "

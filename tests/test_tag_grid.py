@@ -34,13 +34,13 @@ from flairsuite.results.collect import collect, read_run
 from flairsuite.tagging import train as train_module
 from flairsuite.tagging.cache import cached_vectors
 from flairsuite.tagging.claim import claimed
-from flairsuite.tagging.cse import ClassStartEndTagger
+from flairsuite.models.cse import ClassStartEndTagger
 from flairsuite.tagging.data import load_labeled
-from flairsuite.tagging.entity_fix import entity_fix
+from flairsuite.models.entity_fix import entity_fix
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.grid import embedding_modules, tag_dictionary
 from flairsuite.tagging.train import train_tagger
-from flairsuite.taggers import TAGGERS, build_tagger, default_train
+from flairsuite.models.registry import TAGGERS, build_tagger, default_train
 
 # Tokens separated by spaces; `word/TAG` carries a BIO tag, a bare word is O. Types of Sturm: pers, place, date.
 TRAIN = """\

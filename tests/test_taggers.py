@@ -14,7 +14,7 @@ from flair.models import SequenceTagger
 from flair.trainers import ModelTrainer
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.taggers import OPTIMIZERS, TAGGERS, build_tagger, default_train
+from flairsuite.models.registry import OPTIMIZERS, TAGGERS, build_tagger, default_train
 
 TEXTS = [
     ("Anna besuchte Berlin am Montag", [(0, 1, "pers"), (2, 3, "place"), (4, 5, "date")]),

@@ -7,18 +7,18 @@ from typing import Any
 
 import torch
 
-from flairsuite.charlm.corpus import describe, prepare_language
+from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.charlm.recipes import recipe
 from flairsuite.charlm.run import budget_from, train_direction
 from flairsuite.charlm.trainer import Hyper
-from flairsuite.paths import home
+from flairsuite.paths import charlm_dir
 
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
 
 
 def hyper_from(options: dict[str, Any]) -> Hyper:
     """The recipe's preset with the options given on the command line."""
-    _, preset = recipe(options["lang"], options["preset"])
+    preset = recipe(options["lang"], options["preset"])
     overrides = {f.name: options[f.name] for f in fields(Hyper) if options.get(f.name) is not None}
     return Hyper(**{**preset, **overrides})
 
@@ -30,12 +30,12 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
     budget = budget_from(1.0 if max_hours is None and options["max_chars"] is None else max_hours, options["max_chars"])
     if options["threads"]:
         torch.set_num_threads(options["threads"])
-    charlm_dir = Path(options["out_dir"]) if options["out_dir"] else home() / "charlm"
+    models_dir = Path(options["out_dir"]) if options["out_dir"] else charlm_dir()
     corpus = prepare_language(
         options["lang"],
         options["corpus"],
         options["corpora_dir"],
-        charlm_dir / "prepared",
+        None,
         options["heldout_fraction"],
         options["unk_fraction"],
         options["seed"],
@@ -45,7 +45,7 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
     for forward in DIRECTIONS[options["direction"]]:
         name = f"{options['name'] or options['lang']}-{'forward' if forward else 'backward'}"
         summary = train_direction(
-            corpus, charlm_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"]
+            corpus, models_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"]
         )
         rows.append((name, summary))
     yield f"{'model':<20}{'chars seen':>14}{'hours':>8}{'chars/s':>10}{'valid ppl':>11}{'test ppl':>10}"

@@ -1,4 +1,4 @@
-"""Per-language character-LM recipes (YAML in `flairsuite/recipes/`): presets of hyper-parameters and a corpus."""
+"""Per-language character-LM recipes (YAML in `flairsuite/recipes/`): presets of hyper-parameters (the raw text is the registry's set of the language)."""
 
 from functools import lru_cache
 from importlib import resources
@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from flairsuite.corpora.registry import unknown_name_error
+from flairsuite.errors import unknown_name_error
 from flairsuite.errors import FlairsuiteError
 
 
@@ -22,12 +22,12 @@ def languages() -> list[str]:
     return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml") and p.name != "default.yaml")
 
 
-def recipe(language: str, preset: str = "cpu") -> tuple[str, dict[str, Any]]:
-    """(raw-text set name, hyper-parameters) of `language` with `preset` applied."""
+def recipe(language: str, preset: str = "cpu") -> dict[str, Any]:
+    """The hyper-parameters of `language` with `preset` applied."""
     if language not in languages():
         raise unknown_name_error("language", language, languages())
     presets = _load("default")["presets"]
     if preset not in presets:
         raise FlairsuiteError(f"unknown preset '{preset}' (presets: {', '.join(presets)})")
     own = _load(language)
-    return own["corpus"], {**presets[preset], **(own.get("presets") or {}).get(preset, {})}
+    return {**presets[preset], **(own.get("presets") or {}).get(preset, {})}

@@ -12,7 +12,7 @@ from flair.models import LanguageModel
 
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.charlm.allocator import keep_freed_memory
-from flairsuite.charlm.prepare import PreparedCorpus
+from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.charlm.trainer import Budget, CharLMTrainer, Hyper, evaluation_batches, evaluate
 from flairsuite.errors import FlairsuiteError
 

@@ -27,9 +27,9 @@ from flair.models import LanguageModel
 from tqdm import tqdm
 
 from flairsuite.atomic import atomic_file
-from flairsuite.charlm import checkpoint
+from flairsuite import checkpoint
 from flairsuite.charlm.batches import StreamBatches
-from flairsuite.charlm.prepare import PreparedCorpus
+from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.errors import FlairsuiteError
 
 

@@ -10,7 +10,7 @@ from typing import Any, Optional, Union
 
 import yaml
 
-from flairsuite.errors import FlairsuiteError
+from flairsuite.errors import FlairsuiteError, unknown_name_error
 
 SPLITS = ("train", "dev", "test")
 
@@ -136,13 +136,6 @@ def _file_specs(entries: dict[str, dict[str, Any]]) -> dict[str, FileSpec]:
     return specs
 
 
-def unknown_name_error(kind: str, name: str, known: list[str]) -> FlairsuiteError:
-    """An error for an unknown name that suggests the closest known ones."""
-    close = difflib.get_close_matches(name, known, n=3)
-    hint = f" Did you mean {', '.join(close)}?" if close else f" Known: {', '.join(known)}."
-    return FlairsuiteError(f"unknown {kind} '{name}'.{hint}")
-
-
 def dataset(name: str, /, **options: Optional[str]) -> DatasetSpec:
     """The registry entry `name` with `options` (e.g. granularity='coarse') applied; None means default."""
     raw = _raw_registry()
@@ -174,10 +167,3 @@ def dataset(name: str, /, **options: Optional[str]) -> DatasetSpec:
         options=chosen,
         **entry,
     )
-
-
-def declared_options(name: str) -> dict[str, list[str]]:
-    """Option names of dataset `name` and their allowed values."""
-    if name not in _raw_registry():
-        raise unknown_name_error("dataset", name, names())
-    return {key: list(decl["values"]) for key, decl in _raw_registry()[name].get("options", {}).items()}

@@ -16,10 +16,11 @@ from typing import Any, Callable, Optional, Union
 
 import yaml
 
-from flairsuite.corpora.registry import dataset, names, unknown_name_error
+from flairsuite.corpora.registry import dataset, names
+from flairsuite.errors import unknown_name_error
 from flairsuite.embeddings import parse
 from flairsuite.errors import FlairsuiteError, InputError
-from flairsuite.taggers import OPTIMIZERS, TAGGERS, default_train
+from flairsuite.models.registry import OPTIMIZERS, TAGGERS, default_train
 
 EXAMPLES = {
     "name": "name: sturm-table3",

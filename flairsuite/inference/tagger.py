@@ -2,7 +2,7 @@
 
 Per batch: the stacked embedding tensor straight from the embeddings (`embed.py`; the featurizers
 run in parallel threads, one intra-op thread each on 2 cores), then the tagger's layers (`FastHead`),
-then Viterbi (vectorised, Flair's values: `flairsuite.tagging.crf`) or arg-max decoding. Batches are
+then Viterbi (vectorised, Flair's values: `flairsuite.models.crf`) or arg-max decoding. Batches are
 length-bucketed: sentences sorted by length, cut at `batch_size` sentences or `char_budget` padded
 characters, whichever comes first; the LSTMs skip padding. With `quantize` (CPU only) the character
 LMs' LSTMs, the tagger's LSTM and its reprojection run in int8; the final tag map stays float32.
@@ -19,8 +19,8 @@ from flair.models import SequenceTagger
 
 from flairsuite.inference.embed import stack_featurizers
 from flairsuite.inference.lstm import Affine, Recurrence, doubled_cell_gate
-from flairsuite.tagging.crf import Tagged, crf_decode, tagged
-from flairsuite.tagging.protocol import features_decode, start_stop
+from flairsuite.models.crf import Tagged, crf_decode, tagged
+from flairsuite.models.protocol import features_decode, start_stop
 
 BATCH_SIZE = 256  # sentences per batch at most
 CHAR_BUDGET = 1 << 15  # padded characters per batch at most: bounds each LM's states to 64 MB at hidden 512

@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.embeddings import artifact_digest, parse, resolve
+from flairsuite.paths import embeddings_cache_dir
 
 CACHE_DTYPE = np.float16  # LM states lie in [-1, 1] and word vectors are small: half precision keeps ~3 digits
 EMBED_BATCH_CHARS = 20_000  # characters per batch handed to Flair's embed()
@@ -46,7 +47,7 @@ def cache_path(spec: str, sentences: list[Sentence], home: Path) -> Path:
     """Where the vectors of `sentences` under `spec` are (or will be) stored."""
     key = hashlib.sha256(f"{artifact_digest(spec, home)}:{tokens_digest(sentences)}".encode()).hexdigest()
     kind, name = parse(spec)
-    return home / "cache" / "embeddings" / f"{kind}-{name}" / f"{key[:24]}.npy"
+    return embeddings_cache_dir(home) / f"{kind}-{name}" / f"{key[:24]}.npy"
 
 
 def length_batches(sentences: list[Sentence], max_chars: int = EMBED_BATCH_CHARS) -> list[list[int]]:

@@ -36,11 +36,12 @@ from flairsuite.results.collect import METRICS_FILE, read_run
 from flairsuite.tagging.cache import cached_vectors, frozen
 from flairsuite.tagging.claim import claimed
 from flairsuite.tagging.data import LabeledSplit, load_labeled, subsample_note
-from flairsuite.tagging.entity_fix import entity_fix
+from flairsuite.models.entity_fix import entity_fix
 from flairsuite.tagging.features import Part, SplitFeatures
 from flairsuite.tagging.scoring import flair_f1, strict_scores
 from flairsuite.tagging.train import decode, train_tagger
-from flairsuite.taggers import build_tagger
+from flairsuite.models.registry import build_tagger
+from flairsuite.paths import results_dir
 
 STATE_FILE = "experiment.json"
 FIX_FOLDER = "entity-fix"  # metrics of the Entity-Fix variant, below the run folder
@@ -240,7 +241,7 @@ def run_experiment(
     grid = runs(config)
     specs = sorted({spec for run in grid for spec in run.embedding_specs})
     digests = {spec: artifact_digest(spec, home) for spec in specs}  # a missing artifact fails here, before any work
-    out = home / "results" / config.name
+    out = results_dir(home) / config.name
     check_state(config, path.read_text(encoding="utf-8"), out, force)
     if force:
         for stale in remove_stale(out, {out / variant(run.run_id, fix) for run in grid for fix in run.entity_fix}):

@@ -18,11 +18,11 @@ import flair
 import torch
 from tqdm import tqdm
 
-from flairsuite.charlm import checkpoint
+from flairsuite import checkpoint
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.protocol import features_decode, features_loss
+from flairsuite.models.protocol import features_decode, features_loss
 from flairsuite.tagging.scoring import strict_scores
-from flairsuite.taggers import OPTIMIZERS
+from flairsuite.models.registry import OPTIMIZERS
 
 CLIP_NORM = 5.0  # Flair's ModelTrainer
 MIN_LEARNING_RATE = 1e-4  # Flair's default min_learning_rate: training stops below it
@@ -93,7 +93,7 @@ def train_tagger(
     desc: str = "",
     key: Optional[str] = None,
 ) -> Progress:
-    """Train `model` with `settings` (the keys of flairsuite.taggers.PAPER_TRAIN); resumes from `checkpoint_path`.
+    """Train `model` with `settings` (the keys of flairsuite.models.registry.PAPER_TRAIN); resumes from `checkpoint_path`.
 
     `dev` is None with `train_with_dev` (then `train` holds train + dev). The model ends with the
     weights of the best dev epoch (or of the last epoch without dev). `key` (e.g. a digest of the

@@ -10,17 +10,14 @@ from typing import Any
 import gensim
 
 from flairsuite.atomic import atomic_folder, write_json
-from flairsuite.charlm.corpus import default_cache, describe, prepare_language
-from flairsuite.charlm.prepare import PreparedCorpus
-from flairsuite.paths import corpora_dir, home
+from flairsuite.rawtext.language import describe, prepare_language
+from flairsuite.rawtext.prepare import PreparedCorpus
+from flairsuite.paths import corpora_dir, wordvectors_dir
 from flairsuite.wordvectors.coverage import augmented, coverage_row, labeled_tokens
 from flairsuite.wordvectors.report import PROBES, neighbour_lines, neighbours, oov_table
 from flairsuite.wordvectors.store import VECTORS_FILE, vectors_folder
 from flairsuite.wordvectors.tokens import TokenStream
 from flairsuite.wordvectors.train import FastTextConfig, train_fasttext
-
-WORDVECTORS = "wordvectors"  # below $FLAIRSUITE_HOME
-
 
 def config_from(options: dict[str, Any]) -> FastTextConfig:
     """Hyper-parameters from the command-line options (threads default to all cores)."""
@@ -37,11 +34,11 @@ def config_from(options: dict[str, Any]) -> FastTextConfig:
 def train_fasttext_command(options: dict[str, Any]) -> Iterator[str]:
     """Run `train-fasttext`; yields the closing summary lines."""
     lang, config = options["lang"], config_from(options)
-    out = Path(options["out_dir"]) if options["out_dir"] else home() / WORDVECTORS
+    out = Path(options["out_dir"]) if options["out_dir"] else wordvectors_dir()
     target = vectors_folder(out, lang)
     with atomic_folder(target, options["force"]) as temp:
         corpus = prepare_language(
-            lang, options["corpus"], options["corpora_dir"], default_cache(), options["heldout_fraction"], seed=options["seed"]
+            lang, options["corpus"], options["corpora_dir"], None, options["heldout_fraction"], seed=options["seed"]
         )
         yield from describe(corpus)
         summary = train_into(temp, corpus, config, corpora_dir(options["corpora_dir"]))

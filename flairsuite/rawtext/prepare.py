@@ -20,7 +20,7 @@ import numpy as np
 from tqdm import tqdm
 
 from flairsuite.atomic import atomic_folder, write_json
-from flairsuite.charlm.exclusion import SentenceIndex, heldout_sentences
+from flairsuite.rawtext.exclusion import SentenceIndex, heldout_sentences
 from flairsuite.corpora.raw import iter_documents, source_path
 from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset
 from flairsuite.errors import FlairsuiteError

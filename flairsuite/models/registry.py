@@ -3,7 +3,7 @@
 Every tagger except `cse` is a `flair.models.SequenceTagger` built from constructor arguments only,
 so a saved model loads with `SequenceTagger.load(path)` in plain Flair, without flairsuite (LCRF-NER
 folds its transitions into Flair's CRF parameter on saving). `cse` is flairsuite's own Flair model:
-load it with `ClassStartEndTagger.load(path)` or, once `flairsuite.tagging.cse` is imported,
+load it with `ClassStartEndTagger.load(path)` or, once `flairsuite.models.cse` is imported,
 `flair.nn.Classifier.load(path)`. Spans are encoded as BIO (IOB2) tags, not Flair's default BIOES:
 the tables score the decoder's raw tags with seqeval in strict IOB2 mode and Entity-Fix is defined
 on BIO, so the decoder's output is scored as it is. The tag dictionary holds the dataset's entity
@@ -52,9 +52,9 @@ from flair.data import Dictionary
 from flair.embeddings import TokenEmbeddings
 from flair.models import SequenceTagger
 
-from flairsuite.corpora.registry import unknown_name_error
-from flairsuite.tagging.cse import ClassStartEndTagger
-from flairsuite.tagging.lcrf import LCRFNERTagger
+from flairsuite.errors import unknown_name_error
+from flairsuite.models.cse import ClassStartEndTagger
+from flairsuite.models.lcrf import LCRFNERTagger
 
 TAG_FORMAT = "BIO"
 HIDDEN_SIZE = 256

@@ -40,7 +40,7 @@ from flair.models import SequenceTagger
 from flair.models.sequence_tagger_utils.crf import START_TAG, STOP_TAG
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.tagging.crf import IMPOSSIBLE, Tagged, crf_decode, crf_loss, emissions, gold_tensor, tagged
+from flairsuite.models.crf import IMPOSSIBLE, Tagged, crf_decode, crf_loss, emissions, gold_tensor, tagged
 
 STATE_KEY = "lcrf_ner"  # the saved dict's key for W and the two ω
 TAG_FORMATS = ("BIO", "BIOES")

@@ -13,7 +13,7 @@ import torch
 from flair.models import SequenceTagger
 from flair.models.sequence_tagger_utils.crf import START_TAG, STOP_TAG
 
-from flairsuite.tagging.crf import Tagged, crf_decode, crf_loss, emissions, gold_tensor, padding_mask, tagged
+from flairsuite.models.crf import Tagged, crf_decode, crf_loss, emissions, gold_tensor, padding_mask, tagged
 
 
 

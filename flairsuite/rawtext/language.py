@@ -1,0 +1,51 @@
+"""The prepared raw-text corpus of a language (its registry raw-text set or the user's files), shared by every pre-training command."""
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Optional
+
+from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, prepare
+from flairsuite.corpora.registry import dataset, names
+from flairsuite.errors import unknown_name_error
+from flairsuite.paths import corpora_dir, prepared_dir
+
+
+def raw_languages() -> list[str]:
+    """Languages with a raw-text set in the corpus registry (those `train-charlm --lang` knows)."""
+    return sorted({dataset(name).language for name in names() if dataset(name).task == "raw"})
+
+
+def raw_set(language: str) -> str:
+    """The registry's raw-text set of `language` (`raw-de`, ...); an unknown language is a one-line error."""
+    found = [name for name in names() if dataset(name).task == "raw" and dataset(name).language == language]
+    if not found:
+        raise unknown_name_error("language", language, raw_languages())
+    return found[0]
+
+
+def prepare_language(
+    language: str,
+    corpus: tuple[str, ...],
+    corpora: Optional[str],
+    cache: Optional[Path] = None,
+    heldout_fraction: float = PrepareConfig.heldout_fraction,
+    unk_fraction: float = PrepareConfig.unk_fraction,
+    seed: int = PrepareConfig.seed,
+) -> PreparedCorpus:
+    """The language's prepared corpus: `corpus` files, else its recipe's raw-text set (cached below `cache`, default `paths.prepared_dir()`)."""
+    config = PrepareConfig(
+        language=language,
+        raw_set=raw_set(language),
+        corpus=tuple(corpus),
+        heldout_fraction=heldout_fraction,
+        unk_fraction=unk_fraction,
+        seed=seed,
+    )
+    return prepare(config, corpora_dir(corpora), prepared_dir() if cache is None else cache)
+
+
+def describe(corpus: PreparedCorpus) -> Iterator[str]:
+    """Report lines: where the prepared corpus is, its size, and each source's documents and removals."""
+    yield f"prepared corpus: {corpus.path} ({corpus.meta['splits']['train']:,} training characters)"
+    for source, stats in corpus.meta["sources"].items():
+        yield f"  {source}: {stats['documents']:,} documents, {stats['sentences_removed']} NER dev/test sentences removed"
