@@ -15,8 +15,8 @@ import json
 import math
 import os
 import shutil
-import statistics
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,18 +28,18 @@ from typing import Any, Optional
 import flair
 import numpy as np
 import torch
+from common import machine, run_main
 from flair.data import Dictionary
 from flair.models import LanguageModel
 
-from common import machine, run_main
 from flairsuite.atomic import write_json
 from flairsuite.charlm.batches import StreamBatches
-from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, prepare
-from flairsuite.rawtext.language import raw_set as raw_set_of
 from flairsuite.charlm.recipes import recipe
 from flairsuite.charlm.trainer import Hyper, char_dictionary, evaluate, evaluation_batches
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import corpora_dir, home, prepared_dir
+from flairsuite.paths import corpora_dir, prepared_dir
+from flairsuite.rawtext.language import raw_set as raw_set_of
+from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, prepare
 
 HERE = Path(__file__).resolve().parent
 CHILD = HERE / "charlm_speed_child.py"

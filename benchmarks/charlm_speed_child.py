@@ -17,9 +17,10 @@ from typing import Any
 import torch
 
 from flairsuite.atomic import atomic_file, write_json
-from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.charlm.run import train_direction
 from flairsuite.charlm.trainer import Budget, Hyper, char_dictionary
+from flairsuite.rawtext.prepare import PreparedCorpus
+
 
 class EventLog(logging.Handler):
     """Times Flair's log lines: each finished validation (numbered) and each new best model saved."""

@@ -23,14 +23,14 @@ from typing import Any, Callable, Optional
 
 import flair
 import torch
+from common import run_main
 from flair.data import Dictionary
 from flair.models.sequence_tagger_utils.crf import CRF
 from flair.models.sequence_tagger_utils.viterbi import ViterbiDecoder, ViterbiLoss
 
-from common import run_main
 from flairsuite.atomic import write_json
-from flairsuite.paths import CORPORA_ENV
 from flairsuite.models.lcrf import LCRFNER, tagged
+from flairsuite.paths import CORPORA_ENV
 
 STURM_TYPES = ("pers", "date", "place")  # the types when the corpus is not loaded
 RANDOM_LENGTHS = (5, 60)

@@ -26,11 +26,11 @@ from typing import Any, Optional
 
 import flair
 import torch
+from common import machine, run_main
 from flair.data import Sentence
 from flair.models import SequenceTagger
 from flair.trainers import ModelTrainer
 
-from common import machine, run_main
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.loading import load_corpus
@@ -39,9 +39,9 @@ from flairsuite.corpora.registry import dataset
 from flairsuite.embeddings import artifact_digest, stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.inference.tagger import FastTagger
+from flairsuite.models.registry import build_tagger
 from flairsuite.paths import corpora_dir, home
 from flairsuite.tagging.scoring import flair_f1
-from flairsuite.models.registry import build_tagger
 
 HERE = Path(__file__).resolve().parent
 SPECS = ["charlm:de-forward", "charlm:de-backward", "fasttext:de"]
@@ -268,7 +268,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"model {source}; test sets {', '.join(TEST_CORPORA)}: {tokens:,} tokens; {torch.get_num_threads()} torch threads", flush=True)
     measured = measure(model, data, args.repeats)
     print("\n".join(report(measured)))
-    write_json(args.out, {"options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}, "model": source, "machine": machine(torch.get_num_threads()), **measured})
+    options = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    write_json(args.out, {"options": options, "model": source, "machine": machine(torch.get_num_threads()), **measured})
     print(f"\nresults: {args.out}")
     return 0
 

@@ -128,7 +128,10 @@ def corpora_fetch(name: str, corpora_dir: Optional[str]) -> None:
 @cli.command("train-charlm")
 @click.option("--lang", required=True, help="Language of the recipe (de, en, da, zh); also selects the NER sets kept out of training.")
 @click.option("--direction", type=click.Choice(["forward", "backward", "both"]), default="both", show_default=True)
-@click.option("--corpus", multiple=True, type=click.Path(), help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set.")
+@click.option(
+    "--corpus", multiple=True, type=click.Path(),
+    help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set.",
+)
 @click.option("--preset", default="cpu", show_default=True, help="Recipe preset: cpu (2 cores, ~1 h) or paper (Akbik et al. 2018).")
 @click.option("--hidden-size", type=int, help="LSTM hidden size.")
 @click.option("--nlayers", type=int, help="LSTM layers.")
@@ -150,8 +153,14 @@ def corpora_fetch(name: str, corpora_dir: Optional[str]) -> None:
 @click.option("--heldout-fraction", type=float, default=0.01, show_default=True, help="Share of documents for valid and for test.")
 @click.option("--unk-fraction", type=float, default=1e-6, show_default=True, help="The rarest characters, up to this share of all, become <unk>.")
 @click.option("--name", default=None, help="Model folder prefix [default: LANG]: models go to charlm/NAME-forward, charlm/NAME-backward.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder for the model folders [default: charlm/ under $FLAIRSUITE_HOME].")
-@click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the model folder (without one: continue its best-lm.pt and summary.json, e.g. the released pair).")
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+    help="Folder for the model folders [default: charlm/ under $FLAIRSUITE_HOME].",
+)
+@click.option(
+    "--resume", is_flag=True,
+    help="Continue the run whose checkpoint is in the model folder (without one: continue its best-lm.pt and summary.json, e.g. the released pair).",
+)
 @click.option("--force", is_flag=True, help="Discard an earlier run's checkpoint and start over.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--threads", type=int, default=None, help="CPU threads [default: all cores].")
@@ -173,13 +182,28 @@ def train_charlm(**options: Any) -> None:
 
 @cli.command("train-fasttext")
 @click.option("--lang", required=True, help="Language (de, en, da, zh): its raw-text set, and the labeled corpora whose tokens are added.")
-@click.option("--corpus", multiple=True, type=click.Path(), help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set (as train-charlm).")
-@click.option("--dim", type=click.IntRange(min=1), default=100, show_default=True, help="Vector size (fastText's published vectors: 300; 100 suits 2 CPU cores).")
+@click.option(
+    "--corpus", multiple=True, type=click.Path(),
+    help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set (as train-charlm).",
+)
+@click.option(
+    "--dim", type=click.IntRange(min=1), default=100, show_default=True,
+    help="Vector size (fastText's published vectors: 300; 100 suits 2 CPU cores).",
+)
 @click.option("--epochs", type=click.IntRange(min=1), default=5, show_default=True, help="Passes over the training text.")
 @click.option("--min-count", type=click.IntRange(min=1), default=5, show_default=True, help="Words rarer than this get no vector of their own.")
-@click.option("--buckets", type=click.IntRange(min=1), default=2_000_000, show_default=True, help="Hash buckets for character n-grams (memory: buckets x dim floats).")
-@click.option("--heldout-fraction", type=float, default=0.01, show_default=True, help="Share of documents held out (as train-charlm; the prepared corpus is shared).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Folder for the vectors folder LANG-fasttext [default: wordvectors/ under $FLAIRSUITE_HOME].")
+@click.option(
+    "--buckets", type=click.IntRange(min=1), default=2_000_000, show_default=True,
+    help="Hash buckets for character n-grams (memory: buckets x dim floats).",
+)
+@click.option(
+    "--heldout-fraction", type=float, default=0.01, show_default=True,
+    help="Share of documents held out (as train-charlm; the prepared corpus is shared).",
+)
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+    help="Folder for the vectors folder LANG-fasttext [default: wordvectors/ under $FLAIRSUITE_HOME].",
+)
 @click.option("--force", is_flag=True, help="Replace existing vectors.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads [default: all cores].")
@@ -273,7 +297,10 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 @click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True)
 @click.option("--per-type", is_flag=True, help="Also a table per corpus: mean score per entity type.")
 @click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
-@click.option("--plot", is_flag=False, flag_value="", default=None, metavar="[PATH]", help="Also write a bar chart PNG [default: DIR/comparison.png]; a path goes as --plot=PATH.")
+@click.option(
+    "--plot", is_flag=False, flag_value="", default=None, metavar="[PATH]",
+    help="Also write a bar chart PNG [default: DIR/comparison.png]; a path goes as --plot=PATH. With --table8: the paper's values as ticks.",
+)
 def results(
     directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, table8: bool, plot: Optional[str]
 ) -> None:
@@ -307,20 +334,26 @@ def results(
         click.echo(report(frame, types, fmt, metric, split, per_type))
     if plot is not None:
         target = Path(plot) if plot else root / "comparison.png"
-        write_plot(frame, target, metric, split)
+        write_plot(frame, target, metric, split, table8=table8)
         click.echo(f"wrote {target}", err=True)
 
 
 @cli.command("predict")
 @click.argument("model", type=click.Path())
 @click.argument("file", type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["column", "json"]), default="column", show_default=True, help="column: token TAB tag, a blank line between sentences; json: one object per sentence with its spans.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["column", "json"]), default="column", show_default=True,
+    help="column: token TAB tag, a blank line between sentences; json: one object per sentence with its spans.",
+)
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to this file (atomically) [default: stdout].")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Sentences per batch at most [default: 256 fast, 32 (Flair's) with --no-fast].")
-@click.option("--fast/--no-fast", default=True, show_default=True, help="flairsuite's fast path (int8 LSTMs, length-bucketed batches) or plain Flair SequenceTagger.predict.")
+@click.option(
+    "--fast/--no-fast", default=True, show_default=True,
+    help="flairsuite's fast path (int8 LSTMs, length-bucketed batches) or the model's own Flair predict.",
+)
 @click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule (Zöllner et al. 2021, §4.3) before writing tags and spans.")
 def predict(model: str, file: str, fmt: str, out: Optional[str], batch_size: Optional[int], fast: bool, entity_fix: bool) -> None:
-    """Tag the raw text FILE (UTF-8) with the SequenceTagger MODEL; sentences and tokens as Flair splits them.
+    """Tag the raw text FILE (UTF-8) with MODEL, any saved suite tagger (cse included); sentences and tokens as Flair splits them.
 
     Tags are the decoder's raw per-token tags (with --entity-fix: after that rule); JSON spans are those Flair's predict would attach,
     with token indices (end exclusive), character offsets in FILE and confidences.

@@ -1,17 +1,22 @@
-"""`flairsuite predict`: tag a raw text file with a saved SequenceTagger, as token/tag columns or JSON spans.
+"""`flairsuite predict`: tag a raw text file with a saved suite tagger, as token/tag columns or JSON spans.
 
-Sentence splitting and tokenisation are Flair's (`SegtokSentenceSplitter`, segtok). Tags are the
-decoder's raw per-token tags, before any span repair. Spans and their confidences are the ones Flair's
+Any tagger of the registry (`flairsuite.models.registry.TAGGERS`) loads: the Flair SequenceTaggers
+(LCRF-NER saves itself as one) and `cse` (`ClassStartEndTagger`). Sentence splitting and tokenisation
+are Flair's (`SegtokSentenceSplitter`, segtok). Tags are the decoder's raw per-token tags, before any
+span repair (CSE's decoder gives well-formed BIO). Spans and their confidences are the ones Flair's
 `predict` attaches: `get_spans_from_bio` over the raw tags, confidence the mean of the span's token
-confidences. With `entity_fix` the raw tags first go through the paper's Entity-Fix rule
-(`flairsuite.models.entity_fix`), and the spans are read from the fixed tags. `fast` runs `flairsuite.inference.FastTagger` (int8, length-bucketed); otherwise plain
-Flair `SequenceTagger.predict`.
+confidences (a CSE entity's tokens all carry its span confidence, so the mean is that). With
+`entity_fix` the raw tags first go through the paper's Entity-Fix rule (`flairsuite.models.entity_fix`),
+and the spans are read from the fixed tags. `fast` runs `flairsuite.inference.FastTagger` (int8,
+length-bucketed); otherwise the model's own Flair `predict` (CSE's labels spans: they are read back as
+BIO tags).
 """
 
 import json
 from pathlib import Path
 from typing import Any, Optional
 
+import flair.nn
 from flair.data import Sentence, get_spans_from_bio
 from flair.file_utils import load_torch_state
 from flair.models import SequenceTagger
@@ -21,6 +26,7 @@ from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.models.crf import Tagged
 from flairsuite.models.entity_fix import entity_fix as fix_tags
+from flairsuite.models.registry import saved_classes
 
 FLAIR_BATCH_SIZE = 32  # SequenceTagger.predict's default mini_batch_size
 
@@ -49,32 +55,52 @@ def split(text: str) -> list[Sentence]:
     return [sentence for sentence in SegtokSentenceSplitter().split(text) if len(sentence)]
 
 
-def load_tagger(path: Path) -> SequenceTagger:
-    """The SequenceTagger saved at `path`; anything else is a one-line error."""
+def load_tagger(path: Path) -> flair.nn.Classifier:
+    """The suite tagger saved at `path` (any class of `saved_classes`); anything else is a one-line error."""
     if not path.is_file():
         raise FlairsuiteError(f"{path}: {'not a file' if path.exists() else 'model file not found'}")
+    classes = saved_classes()
     try:
         state = load_torch_state(str(path))
+        # Flair files from before `__cls__` was recorded hold SequenceTaggers
         kind = state.get("__cls__", SequenceTagger.__name__) if isinstance(state, dict) else type(state).__name__
-        if kind != SequenceTagger.__name__:
-            raise FlairsuiteError(f"{path}: a {kind}, not a Flair SequenceTagger model")
-        return SequenceTagger.load(state)
+        if kind not in classes:
+            raise FlairsuiteError(f"{path}: a {kind}, not a flairsuite tagger model (one of {', '.join(sorted(classes))})")
+        return classes[kind].load(state)
     except FlairsuiteError:
         raise
     except Exception as err:  # torch and Flair raise many kinds on a foreign or damaged file
         detail = str(err).strip().splitlines()
         reason = f"{type(err).__name__}: {detail[0]}" if detail else type(err).__name__
-        raise FlairsuiteError(f"{path}: not a loadable Flair SequenceTagger model ({reason})") from None
+        raise FlairsuiteError(f"{path}: not a loadable flairsuite tagger model ({reason})") from None
 
 
-def flair_tags(model: SequenceTagger, sentences: list[Sentence], batch_size: int) -> Tagged:
-    """Plain Flair `predict`'s raw tags (token predictions) with confidences; "O" tokens get 1.0, as Flair's labels."""
+def span_tags(sentence: Sentence, label_type: str) -> list[tuple[str, float]]:
+    """The sentence's `label_type` span labels as BIO tags, each token with its span's confidence; other tokens "O" with 1.0."""
+    tags = [("O", 1.0)] * len(sentence)
+    for label in sentence.get_labels(label_type):
+        first, size = label.data_point.tokens[0].idx - 1, len(label.data_point.tokens)
+        tags[first : first + size] = [(f"B-{label.value}", label.score)] + [(f"I-{label.value}", label.score)] * (size - 1)
+    return tags
+
+
+def flair_tags(model: flair.nn.Classifier, sentences: list[Sentence], batch_size: int) -> Tagged:
+    """Plain Flair `predict`'s raw tags with confidences: a SequenceTagger's token predictions ("O" tokens get 1.0,
+    as Flair's labels), or the BIO tags of a span tagger's (CSE's) span labels (`span_tags`)."""
+    if not isinstance(model, SequenceTagger):
+        model.predict(sentences, mini_batch_size=batch_size)
+        return [span_tags(sentence, model.label_type) for sentence in sentences]
     model.predict(sentences, mini_batch_size=batch_size, force_token_predictions=True)
     labels = [[token.get_label(model.label_type) for token in sentence] for sentence in sentences]
     return [[(label.value, label.score) for label in sentence] for sentence in labels]
 
 
-def tag(model: SequenceTagger, sentences: list[Sentence], fast: bool, batch_size: Optional[int]) -> Tagged:
+def predicts_spans(model: flair.nn.Classifier) -> bool:
+    """Whether the model's tags are read as spans: a SequenceTagger says so (`predict_spans`); CSE always predicts spans."""
+    return model.predict_spans if isinstance(model, SequenceTagger) else True
+
+
+def tag(model: flair.nn.Classifier, sentences: list[Sentence], fast: bool, batch_size: Optional[int]) -> Tagged:
     """Raw tags and confidences of every sentence, by the fast path or by plain Flair."""
     if fast:
         return FastTagger(model, batch_size=batch_size or BATCH_SIZE).tag(sentences)
@@ -131,5 +157,5 @@ def predict_file(model_path: Path, input_path: Path, fmt: str, fast: bool, batch
     tagged = tag(model, sentences, fast, batch_size)
     if entity_fix:
         tagged = fixed(tagged)
-    text = column_text(sentences, tagged) if fmt == "column" else json_text(sentences, tagged, model.predict_spans)
+    text = column_text(sentences, tagged) if fmt == "column" else json_text(sentences, tagged, predicts_spans(model))
     return text, len(sentences), sum(len(s) for s in sentences)

@@ -17,10 +17,10 @@ import torch
 from click.testing import CliRunner
 
 from flairsuite import checkpoint
-from flairsuite.rawtext.prepare import PrepareConfig, prepare
 from flairsuite.charlm.run import train_direction
 from flairsuite.charlm.trainer import Budget, CharLMTrainer, Hyper, evaluate
 from flairsuite.cli import cli
+from flairsuite.rawtext.prepare import PrepareConfig, prepare
 
 NAMES = ["Anna", "Herwarth", "Nell", "Franz", "Else", "Walden", "Marc", "Kandinsky"]
 PLACES = ["Berlin", "München", "Wien", "Paris", "Dresden", "Zürich"]

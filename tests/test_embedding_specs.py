@@ -1,14 +1,27 @@
-"""Embedding specs on a tiny trained character LM and tiny fastText vectors: resolution, stacking, errors, digests."""
+"""Embedding specs on a tiny trained character LM and tiny fastText vectors: resolution, stacking, errors, digests;
+and a new embedding kind added by one entry in the kinds' table."""
 
+import hashlib
+import json
 import shutil
+from pathlib import Path
+from types import MappingProxyType
+from typing import Optional
 
+import numpy as np
 import pytest
+import torch
 from conftest import train_tiny_embeddings
 from flair.data import Sentence
-from flair.embeddings import CharacterEmbeddings, FlairEmbeddings, StackedEmbeddings, WordEmbeddings
+from flair.embeddings import CharacterEmbeddings, FlairEmbeddings, StackedEmbeddings, TokenEmbeddings, WordEmbeddings
 
-from flairsuite.embeddings import artifact_digest, artifact_path, resolve, stack
+from flairsuite import embeddings
+from flairsuite.embeddings import EmbeddingKind, artifact_digest, artifact_path, kinds, resolve, stack
 from flairsuite.errors import FlairsuiteError
+from flairsuite.inference.embed import stack_featurizers
+from flairsuite.paths import embeddings_cache_dir, wordvectors_dir
+from flairsuite.tagging import cache
+
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
@@ -71,3 +84,116 @@ def test_digest_follows_content_not_place(home, tmp_path):
     with artifact_path("fasttext:de", copy).open("ab") as handle:
         handle.write(b"\0")
     assert artifact_digest("fasttext:de", copy) != digests[1]
+
+
+class ToyEmbeddings(TokenEmbeddings):
+    """A made-up frozen embedding: each word's vector read from a JSON file, zeros for other words."""
+
+    def __init__(self, path: Path) -> None:
+        self.name = f"toy-{path.stem}"
+        self.static_embeddings = True
+        super().__init__()
+        self.table = json.loads(path.read_text(encoding="utf-8"))
+        self.dim = len(next(iter(self.table.values())))
+
+    @property
+    def embedding_length(self) -> int:
+        return self.dim
+
+    def _add_embeddings_internal(self, sentences: list[Sentence]) -> list[Sentence]:
+        for sentence in sentences:
+            for token in sentence:
+                token.set_embedding(self.name, torch.tensor(self.table.get(token.text, [0.0] * self.dim)))
+        return sentences
+
+
+class ToyFeatures:
+    """The toy kind's fast path: the table looked up for a whole batch."""
+
+    def __init__(self, embedding: ToyEmbeddings, quantize: bool) -> None:
+        self.embedding = embedding
+
+    def __call__(self, sentences: list[Sentence]) -> torch.Tensor:
+        zeros = [0.0] * self.embedding.dim
+        return torch.tensor([self.embedding.table.get(token.text, zeros) for sentence in sentences for token in sentence])
+
+
+def toy_name_check(name: str) -> Optional[str]:
+    return None if name.isalpha() and name.islower() else "write toy:LOWERCASE"
+
+
+TOY = EmbeddingKind(  # the one change a new kind needs: this entry (and the module holding its functions)
+    takes_name=True,
+    example="toy:mini",
+    check_name=toy_name_check,
+    artifact=lambda name, home: wordvectors_dir(home) / f"{name}-toy.json",
+    build_command=lambda name: f"flairsuite make-toy {name}",
+    digested=lambda path: [path],
+    frozen=lambda fine_tune: not fine_tune,
+    resolve=lambda name, path: ToyEmbeddings(path),
+    recognizes=lambda embedding: isinstance(embedding, ToyEmbeddings),
+    featurizer=ToyFeatures,
+)
+TOY_VECTORS = {"Montag": [1.0, 2.0, 3.0], "Berlin": [0.5, 0.25, -1.0]}
+
+
+@pytest.fixture
+def toy_home(tmp_path, monkeypatch):
+    """A home folder with the toy kind's artifact `toy:mini`, and the kinds' table with the toy entry added."""
+    with pytest.raises(FlairsuiteError, match="unknown embedding kind 'toy'"):
+        embeddings.parse("toy:mini")
+    monkeypatch.setattr(kinds, "EMBEDDING_KINDS", MappingProxyType({**kinds.EMBEDDING_KINDS, "toy": TOY}))
+    path = wordvectors_dir(tmp_path) / "mini-toy.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(TOY_VECTORS), encoding="utf-8")
+    return tmp_path
+
+
+def test_a_new_kind_is_one_table_entry(toy_home):
+    home = toy_home
+    assert embeddings.parse("toy:mini") == ("toy", "mini")
+    for spec, message in [
+        ("toy", "embedding spec 'toy' needs a name, e.g. toy:mini"),
+        ("toy:Mini", "embedding spec 'toy:Mini': write toy:LOWERCASE"),
+        ("bert", "unknown embedding kind 'bert'. Known: charlm, fasttext, char, toy."),
+        ("toy:big", f"{home}/wordvectors/big-toy.json not found: run `flairsuite make-toy big`"),
+    ]:
+        with pytest.raises(FlairsuiteError) as caught:
+            stack([spec], home)
+        assert str(caught.value) == message
+    path = home / "wordvectors" / "mini-toy.json"
+    assert artifact_path("toy:mini", home) == embeddings.existing_artifact("toy:mini", home) == path
+    assert embeddings.build_command("toy:mini") == "flairsuite make-toy mini"
+    assert artifact_digest("toy:mini", home) == hashlib.sha256(b"mini-toy.json\0" + path.read_bytes()).hexdigest()
+    assert embeddings.frozen("toy:mini") and not embeddings.frozen("toy:mini", fine_tune=True)
+    assert cache.frozen("toy:mini") and not cache.frozen("char")
+
+    toy = resolve("toy:mini", home)
+    assert isinstance(toy, ToyEmbeddings) and toy.embedding_length == 3
+    stacked = stack(["toy:mini", "char"], home)
+    assert isinstance(stacked, StackedEmbeddings) and stacked.embedding_length == 3 + 50
+    sentences = [Sentence("Am Montag kam Walden".split()), Sentence("nach Berlin".split())]
+    expected = torch.tensor([[0.0] * 3, TOY_VECTORS["Montag"], [0.0] * 3, [0.0] * 3, [0.0] * 3, TOY_VECTORS["Berlin"]])
+    assert torch.equal(embeddings.token_vectors(toy, sentences), expected)
+    assert all(not token._embeddings for sentence in sentences for token in sentence)  # cleared again
+
+    # the fast inference path: the toy featurizer for the toy part, Flair's own embed for `char`
+    featurizers = stack_featurizers(stacked, quantize=False)
+    assert sorted(type(f).__name__ for f in featurizers) == ["FlairFeatures", "ToyFeatures"]
+    with torch.no_grad():
+        fast = torch.cat([featurize(sentences) for featurize in featurizers], dim=1)
+        flair_vectors = embeddings.token_vectors(stacked, sentences)
+    assert torch.allclose(fast, flair_vectors)
+
+
+def test_a_new_kind_is_cached(toy_home):
+    home = toy_home
+    sentences = [Sentence("Am Montag kam Walden".split()), Sentence("nach Berlin".split())]
+    vectors, computed = cache.cached_vectors("toy:mini", sentences, home, "toy")
+    target = cache.cache_path("toy:mini", sentences, home)
+    assert computed and target.parent == embeddings_cache_dir(home) / "toy-mini"
+    assert vectors.shape == (6, 3) and vectors.dtype == np.float16
+    assert vectors[1].tolist() == TOY_VECTORS["Montag"] and vectors[5].tolist() == TOY_VECTORS["Berlin"] and not vectors[0].any()
+    assert not cache.cached_vectors("toy:mini", sentences, home, "toy")[1]
+    (home / "wordvectors" / "mini-toy.json").write_text(json.dumps({"Montag": [0.0, 0.0, 1.0]}), encoding="utf-8")
+    assert cache.cache_path("toy:mini", sentences, home) != target  # a changed artifact is a new cache key

@@ -2,6 +2,7 @@
 
 import copy
 import re
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,8 @@ import yaml
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments import CorpusChoice, fingerprint, load_experiment, runs
-from flairsuite.experiments.config import TRAIN_CHECKS
-from flairsuite.models.registry import TAGGERS, default_train
+from flairsuite.models.registry import LINEAR_TRAIN, PAPER_TRAIN, TAGGERS, default_train, tagger_spec
+from flairsuite.models.settings import TrainSettings
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "experiments"
 NER = "sturm, arendt, germeval14, ler, conll03-de, conll03-en, wnut17, danish-ner, dane, cluener"
@@ -97,7 +98,10 @@ ERRORS = [
     ({"embeddings": {"classic": []}}, "embeddings: 'classic' must be a non-empty list of embedding specs, e.g. [fasttext:de]"),
     ({"embeddings": {"classic": "fasttext:de"}}, "embeddings: 'classic' must be a non-empty list of embedding specs, e.g. [fasttext:de]"),
     ({"embeddings": {}}, "key 'embeddings' must name at least one stack, e.g. `embeddings: {proposed: [charlm:de-forward, charlm:de-backward]}`"),
-    ({"embeddings": {"my stack": ["char"]}}, 'embeddings: "my stack" is not a usable folder name: use letters, digits and . _ + - (starting with a letter or digit)'),
+    (
+        {"embeddings": {"my stack": ["char"]}},
+        'embeddings: "my stack" is not a usable folder name: use letters, digits and . _ + - (starting with a letter or digit)',
+    ),
     ({"embeddings": {"w": ["fasttext:de", "fasttext:de"]}}, "embeddings: w: fasttext:de is listed twice: remove one"),
     ({"embeddings": {"a": ["char"], "b": ["char"]}}, "embeddings: stacks 'a' and 'b' are the same: remove one"),
     ({"seeds": [1, 1.5]}, "seeds: 1.5 is not an integer seed (0 to 2^32 - 1), e.g. `seeds: [1, 2, 3]`"),
@@ -105,7 +109,7 @@ ERRORS = [
     ({"seeds": [True]}, "seeds: true is not an integer seed (0 to 2^32 - 1), e.g. `seeds: [1, 2, 3]`"),
     ({"seeds": []}, "key 'seeds' is empty: list at least one, e.g. `seeds: [1, 2, 3]`"),
     ({"seeds": [2, 1, 2]}, "seeds: 2 is listed twice: remove one"),
-    ({"train": {"lr": 0.1}}, "train: unknown training setting 'lr'. Known: " + ", ".join(TRAIN_CHECKS) + "."),
+    ({"train": {"lr": 0.1}}, "train: unknown training setting 'lr'. Known: " + ", ".join(TrainSettings.keys()) + "."),
     ({"train": {"max_epoch": 5}}, "train: unknown training setting 'max_epoch'. Did you mean max_epochs?"),
     ({"train": {"optimizer": "rmsprop"}}, 'train.optimizer must be one of: sgd, adam (found "rmsprop")'),
     ({"train": {"max_epochs": 0}}, "train.max_epochs must be a positive integer (found 0)"),
@@ -188,11 +192,41 @@ def test_train_settings_precedence(tmp_path: Path) -> None:
     assert settings["map"] == {**default_train("map"), "max_epochs": 20, "learning_rate": 0.05, "patience": 1}
 
 
-def test_train_checks_cover_the_defaults() -> None:
+def test_train_settings_are_the_one_source_of_defaults() -> None:
+    paper = {"learning_rate": 0.1, "mini_batch_size": 32, "max_epochs": 150, "anneal_factor": 0.5, "patience": 3, "optimizer": "sgd",
+             "train_with_dev": False}
+    assert asdict(TrainSettings()) == asdict(PAPER_TRAIN) == paper
+    assert asdict(LINEAR_TRAIN) == {**paper, "optimizer": "adam", "learning_rate": 0.01}
     for name in TAGGERS:
         defaults = default_train(name)
-        assert set(defaults) == set(TRAIN_CHECKS)
-        assert all(TRAIN_CHECKS[key][1](value) for key, value in defaults.items())
+        assert tuple(defaults) == TrainSettings.keys()
+        assert TrainSettings(**defaults) == tagger_spec(name).train  # constructing checks every value
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"max_epochs": 0}, "max_epochs must be a positive integer (found 0)"),
+        ({"learning_rate": True}, "learning_rate must be a positive number (found true)"),
+        ({"optimizer": ["sgd"]}, 'optimizer must be one of: sgd, adam (found ["sgd"])'),
+        ({"train_with_dev": 1}, "train_with_dev must be true or false (found 1)"),
+    ],
+)
+def test_train_settings_check_themselves(changes: dict[str, Any], message: str) -> None:
+    with pytest.raises(FlairsuiteError) as info:
+        TrainSettings(**changes)
+    assert str(info.value) == message
+    with pytest.raises(FlairsuiteError) as info:
+        TrainSettings.from_mapping("train", changes)
+    assert str(info.value) == f"train.{message}"
+
+
+def test_train_settings_keep_the_values_as_written(tmp_path: Path) -> None:
+    """Run records (and so fingerprints) hold the settings as the file wrote them: an int learning rate stays an int."""
+    data = variant(train={"learning_rate": 1, "anneal_factor": 1}, tagger_train=None)
+    settings = runs(load_experiment(write(tmp_path, data)))[0].train_settings
+    assert type(settings["learning_rate"]) is int and type(settings["anneal_factor"]) is int
+    assert type(default_train("map")["learning_rate"]) is float
 
 
 def test_fingerprint_ignores_order_and_sees_values(tmp_path: Path) -> None:

@@ -147,7 +147,8 @@ def test_plain_taggers_train_and_decode_as_flair(embeddings: CharacterEmbeddings
             flair_tags = tagger.viterbi_decoder.decode(scores, False, [])[0]
         else:
             best = scores.argmax(dim=1).tolist()
-            flair_tags = [[(tagger.label_dictionary.get_item_for_index(i), 0.0) for i in best[int(LENGTHS[:k].sum()) : int(LENGTHS[: k + 1].sum())]] for k in range(len(LENGTHS))]
+            bounds = [(int(LENGTHS[:k].sum()), int(LENGTHS[: k + 1].sum())) for k in range(len(LENGTHS))]
+            flair_tags = [[(tagger.label_dictionary.get_item_for_index(i), 0.0) for i in best[start:end]] for start, end in bounds]
     assert [[t for t, _ in row] for row in features_decode(tagger, tensor, LENGTHS)] == [[t for t, _ in row] for row in flair_tags]
 
 

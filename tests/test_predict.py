@@ -8,15 +8,16 @@ import pytest
 import torch
 from click.testing import CliRunner, Result
 from conftest import DAYS, NAMES, PLACES, VERBS, write_file
-from flair.data import Dictionary, Sentence
+from flair.data import Dictionary, Sentence, get_spans_from_bio
 from flair.embeddings import FlairEmbeddings, StackedEmbeddings, WordEmbeddings
 from flair.models import LanguageModel, SequenceTagger
 from gensim.models import KeyedVectors
 
 from flairsuite.cli import cli
 from flairsuite.inference.tagger import FastTagger, torch_threads
-from flairsuite.predict import flair_tags, split
-from flairsuite.models.registry import build_tagger
+from flairsuite.models.cse import ClassStartEndTagger
+from flairsuite.models.registry import build_tagger, saved_classes
+from flairsuite.predict import flair_tags, load_tagger, split, tag
 
 TEXT = (
     "Am Montag besuchte Anna die Stadt Berlin, sagte der König vor Gericht. "
@@ -64,7 +65,7 @@ def train(model: SequenceTagger, steps: int = 100) -> SequenceTagger:
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The three registered tagger kinds over the tiny stack, trained a little and saved."""
+    """Four registered taggers (three SequenceTaggers and CSE) over the tiny stack, trained a little and saved."""
     folder = tmp_path_factory.mktemp("predict")
     flair.set_seed(1)
     embeddings = tiny_embeddings(folder)
@@ -74,7 +75,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     dictionary.span_labels = True  # as Corpus.make_label_dictionary marks span types
     paths = {}
     with torch_threads(1):  # tiny matrices: a second thread only costs
-        for name in ("bilstm-crf", "map-crf", "map"):
+        for name in ("bilstm-crf", "map-crf", "map", "cse"):
             path = folder / f"{name}.pt"
             train(build_tagger(name, embeddings, dictionary, "ner")).save(path)
             paths[name] = path
@@ -186,7 +187,11 @@ def test_bad_model_is_one_error_line(models: dict[str, Path], tmp_path: Path) ->
     text = write_file(tmp_path / "text.txt", TEXT)
     assert "model file not found" in one_error_line(run(str(tmp_path / "none.pt"), str(text)))
     garbage = write_file(tmp_path / "garbage.pt", b"not a model")
-    assert "not a loadable Flair SequenceTagger model" in one_error_line(run(str(garbage), str(text)))
+    assert "not a loadable flairsuite tagger model" in one_error_line(run(str(garbage), str(text)))
+    foreign = tmp_path / "classifier.pt"
+    torch.save({"__cls__": "TextClassifier", "state_dict": {}}, foreign)
+    line = one_error_line(run(str(foreign), str(text)))
+    assert line == f"Error: {foreign}: a TextClassifier, not a flairsuite tagger model (one of ClassStartEndTagger, SequenceTagger)"
     lm = tmp_path / "lm.pt"
     SequenceTagger.load(models["map"]).embeddings.embeddings[0].lm.save(lm)
     assert one_error_line(run(str(lm), str(text))).startswith(f"Error: {lm}: ")
@@ -210,3 +215,60 @@ def test_entity_fix_option_repairs_raw_tags(models: dict[str, Path], tmp_path: P
     for raw_rows, fixed_rows in zip(raw_blocks, fixed_blocks, strict=True):
         assert [token for token, _ in fixed_rows] == [token for token, _ in raw_rows]
         assert [tag for _, tag in fixed_rows] == ["B-place"] + ["I-place"] * (len(raw_rows) - 1)
+
+
+def test_load_tagger_accepts_the_classes_of_the_registry(models: dict[str, Path]) -> None:
+    assert saved_classes() == {"SequenceTagger": SequenceTagger, "ClassStartEndTagger": ClassStartEndTagger}
+    assert type(load_tagger(models["map"])) is SequenceTagger
+    assert type(load_tagger(models["cse"])) is ClassStartEndTagger
+
+
+def cse_spans(path: Path, sentences: list[Sentence]) -> list[list[tuple[int, int, str, float]]]:
+    """The spans `ClassStartEndTagger.predict` gives per sentence: (first token, end exclusive, type, confidence)."""
+    model = ClassStartEndTagger.load(path)
+    model.predict(sentences)
+    return [[(s.tokens[0].idx - 1, s.tokens[-1].idx, s.tag, s.score) for s in sentence.get_spans("ner")] for sentence in sentences]
+
+
+def bio_spans(tagged: list[list[tuple[str, float]]]) -> list[list[tuple[int, int, str, float]]]:
+    """Spans read from (tag, confidence) rows as `predict --format json` reads them."""
+    return [
+        [(ids[0], ids[-1] + 1, kind, score) for ids, score, kind in get_spans_from_bio([t for t, _ in row], [c for _, c in row])] for row in tagged
+    ]
+
+
+def test_cse_fast_and_plain_paths_give_cse_spans(models: dict[str, Path]) -> None:
+    expected = cse_spans(models["cse"], sentences())
+    assert sum(map(len, expected)) >= 7  # every sentence's person and place, and some in the test text
+    model = load_tagger(models["cse"])
+    plain = flair_tags(model, sentences(), 32)
+    exact = FastTagger(model, quantize=False, batch_size=3).tag(sentences())
+    quantised = tag(model, sentences(), True, None)
+    assert [[t for t, _ in row] for row in exact] == [[t for t, _ in row] for row in plain] == [[t for t, _ in row] for row in quantised]
+    for found, tolerance in ((plain, 1e-9), (exact, 1e-5), (quantised, 2e-2)):
+        spans = bio_spans(found)
+        assert [[span[:3] for span in row] for row in spans] == [[span[:3] for span in row] for row in expected]
+        assert all(abs(a[3] - b[3]) <= tolerance for row, ref in zip(spans, expected) for a, b in zip(row, ref))
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-fast"]])
+def test_cse_cli_json_spans(models: dict[str, Path], tmp_path: Path, flags: list[str]) -> None:
+    text = write_file(tmp_path / "text.txt", TEXT)
+    result = run(str(models["cse"]), str(text), "--format", "json", *flags)
+    assert result.exit_code == 0, result.output
+    objects = [json.loads(line) for line in result.stdout.splitlines()]
+    expected = cse_spans(models["cse"], split(TEXT))
+    assert [[(s["start"], s["end"], s["type"]) for s in o["spans"]] for o in objects] == [[span[:3] for span in row] for row in expected]
+    tolerance = 1e-4 if flags else 2e-2  # --no-fast: CSE's own confidences, rounded to 4 places
+    assert all(abs(s["confidence"] - span[3]) <= tolerance for o, row in zip(objects, expected) for s, span in zip(o["spans"], row))
+    surfaces = {(TEXT[s["start_char"] : s["end_char"]], o["tokens"][s["start"]], s["type"]) for o in objects for s in o["spans"]}
+    assert {kind for _, _, kind in surfaces} == {"pers", "place"} and all(surface == token for surface, token, _ in surfaces)
+    columns = run(str(models["cse"]), str(text), *flags)
+    assert [line.split("\t")[1] for line in columns.stdout.splitlines() if line] == [t for o in objects for t in o["tags"]]
+
+
+def test_cse_fast_and_plain_cli_tags_agree(models: dict[str, Path], tmp_path: Path) -> None:
+    text = write_file(tmp_path / "text.txt", TEXT)
+    fast, plain = run(str(models["cse"]), str(text)), run(str(models["cse"]), str(text), "--no-fast")
+    assert fast.exit_code == plain.exit_code == 0, fast.output + plain.output
+    assert fast.stdout == plain.stdout

@@ -517,7 +517,8 @@ def test_load_corpus_conllu_pos_labels_and_whitespace(write, tmp_path):
 
 
 def test_load_corpus_dane_misc_names(write, tmp_path):
-    text = conllu_row("1", "Anders", "PROPN", "name=B-PER") + "\n" + conllu_row("2", "Fogh", "PROPN", "name=I-PER") + "\n" + conllu_row("3", "taler", "VERB", "name=O") + "\n"
+    rows = [conllu_row("1", "Anders", "PROPN", "name=B-PER"), conllu_row("2", "Fogh", "PROPN", "name=I-PER"), conllu_row("3", "taler", "VERB", "name=O")]
+    text = "".join(row + "\n" for row in rows)
     for split in ("train", "dev", "test"):
         write(f"dane/ddt.{split}.conllu", text)
     assert spans(load_corpus("dane", tmp_path).dev[0]) == [("Anders Fogh", "PER")]

@@ -10,11 +10,13 @@ import torch
 from flair.data import Corpus, Dictionary, Sentence
 from flair.datasets import FlairDatapointDataset
 from flair.embeddings import CharacterEmbeddings
+from flair.file_utils import load_torch_state
 from flair.models import SequenceTagger
 from flair.trainers import ModelTrainer
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.models.registry import OPTIMIZERS, TAGGERS, build_tagger, default_train
+from flairsuite.models.registry import TAGGERS, build_tagger, default_train
+from flairsuite.models.settings import OPTIMIZERS
 
 TEXTS = [
     ("Anna besuchte Berlin am Montag", [(0, 1, "pers"), (2, 3, "place"), (4, 5, "date")]),
@@ -53,7 +55,8 @@ def sentence(text: str, spans: list[tuple[int, int, str]]) -> Sentence:
 def corpus() -> Corpus:
     """Five labeled sentences: three for train, one each for dev and test."""
     sentences = [sentence(text, spans) for text, spans in TEXTS]
-    return Corpus(FlairDatapointDataset(sentences[:3]), FlairDatapointDataset(sentences[3:4]), FlairDatapointDataset(sentences[4:]), sample_missing_splits=False)
+    train, dev, test = (FlairDatapointDataset(part) for part in (sentences[:3], sentences[3:4], sentences[4:]))
+    return Corpus(train, dev, test, sample_missing_splits=False)
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +72,15 @@ def embeddings() -> CharacterEmbeddings:
 def taggers(corpus: Corpus, embeddings: CharacterEmbeddings) -> dict[str, SequenceTagger]:
     dictionary = corpus.make_label_dictionary("ner", add_unk=False)
     return {name: build_tagger(name, embeddings, dictionary, "ner") for name, spec in TAGGERS.items() if spec.plain_flair}
+
+
+def test_every_tagger_saves_as_its_registered_class(corpus: Corpus, embeddings: CharacterEmbeddings, tmp_path: Path) -> None:
+    dictionary = corpus.make_label_dictionary("ner", add_unk=False)
+    for name, spec in TAGGERS.items():
+        path = tmp_path / f"{name}.pt"
+        build_tagger(name, embeddings, dictionary, "ner").save(path)
+        assert load_torch_state(str(path))["__cls__"] == spec.saved_as.__name__, name
+        assert type(spec.saved_as.load(path)) is spec.saved_as, name
 
 
 def test_module_structure(taggers: dict[str, SequenceTagger], embeddings: CharacterEmbeddings) -> None:

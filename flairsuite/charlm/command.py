@@ -7,11 +7,11 @@ from typing import Any
 
 import torch
 
-from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.charlm.recipes import recipe
 from flairsuite.charlm.run import budget_from, train_direction
 from flairsuite.charlm.trainer import Hyper
 from flairsuite.paths import charlm_dir
+from flairsuite.rawtext.language import describe, prepare_language
 
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
 

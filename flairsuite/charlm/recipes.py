@@ -6,8 +6,7 @@ from typing import Any
 
 import yaml
 
-from flairsuite.errors import unknown_name_error
-from flairsuite.errors import FlairsuiteError
+from flairsuite.errors import FlairsuiteError, unknown_name_error
 
 
 @lru_cache(maxsize=None)

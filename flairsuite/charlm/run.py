@@ -12,9 +12,9 @@ from flair.models import LanguageModel
 
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.charlm.allocator import keep_freed_memory
-from flairsuite.rawtext.prepare import PreparedCorpus
-from flairsuite.charlm.trainer import Budget, CharLMTrainer, Hyper, evaluation_batches, evaluate
+from flairsuite.charlm.trainer import Budget, CharLMTrainer, Hyper, evaluate, evaluation_batches
 from flairsuite.errors import FlairsuiteError
+from flairsuite.rawtext.prepare import PreparedCorpus
 
 log = logging.getLogger("flairsuite")
 

@@ -4,7 +4,8 @@ The model file (`best-lm.pt`) is written by `LanguageModel.save`, so plain Flair
 `FlairEmbeddings(path)`. The loop is the suite's: batches are sliced from a memory-mapped id array,
 validation runs on a capped slice of valid every few minutes (no text generation stalls it), the
 learning rate is annealed on validation plateaus, and checkpoints carry model, optimizer,
-scheduler, RNG, hidden state and data position.
+scheduler, RNG, hidden state and data position. `CharLMTrainer` is a `flairsuite.training.TrainingLoop`:
+a step is one truncated-BPTT window, validation points and checkpoints come on the clock.
 
 Window schedule: the truncated-BPTT window grows linearly from `sequence_length_start` to
 `sequence_length` over the first `ramp_chars` characters. Short windows early give many more
@@ -27,10 +28,10 @@ from flair.models import LanguageModel
 from tqdm import tqdm
 
 from flairsuite.atomic import atomic_file
-from flairsuite import checkpoint
 from flairsuite.charlm.batches import StreamBatches
-from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.errors import FlairsuiteError
+from flairsuite.rawtext.prepare import PreparedCorpus
+from flairsuite.training import TrainingLoop
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,8 @@ class Hyper:
 
 
 @dataclass
-class Progress:
-    """Counters that survive a resume."""
+class LMProgress:
+    """Counters of a character-LM run that survive a resume (saved as a dict in the checkpoint)."""
 
     epoch: int = 0
     offset: int = 0
@@ -74,7 +75,7 @@ class Budget:
     max_hours: Optional[float] = None
     max_chars: Optional[int] = None
 
-    def spent(self, progress: Progress) -> bool:
+    def spent(self, progress: LMProgress) -> bool:
         over_time = self.max_hours is not None and progress.seconds >= self.max_hours * 3600
         over_chars = self.max_chars is not None and progress.chars >= self.max_chars
         return over_time or over_chars
@@ -120,8 +121,11 @@ def evaluate(model: LanguageModel, batches: StreamBatches, length: int) -> float
     return total.item() / (len(offsets) * length * batches.batch_size)
 
 
-class CharLMTrainer:
-    """Trains one direction of a character LM from a prepared corpus into folder `out`."""
+class CharLMTrainer(TrainingLoop[LMProgress]):
+    """Trains one direction of a character LM from a prepared corpus into folder `out`.
+
+    Set up by the caller: a fresh trainer, `restore()` from the checkpoint, or `warm_start()`; then `train()`.
+    """
 
     def __init__(self, corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, seed: int = 1) -> None:
         self.corpus, self.out, self.hyper, self.forward, self.seed = corpus, out, hyper, forward, seed
@@ -145,30 +149,28 @@ class CharLMTrainer:
             if hyper.anneal_factor < 1
             else None
         )
-        self.progress = Progress()
+        self.progress = LMProgress()
         self.hidden = self.model.init_hidden(hyper.batch_size)
+        self.budget = Budget()
+        self.desc = "train"
 
     def identity(self) -> dict[str, Any]:
         """What a checkpoint must match to be resumed by this trainer."""
         return {"hyper": asdict(self.hyper), "forward": self.forward, "corpus": self.corpus.path.name, "seed": self.seed}
 
-    def save_checkpoint(self) -> None:
-        checkpoint.save(
-            self.checkpoint_path,
-            {
-                **self.identity(),
-                "model": self.model.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
-                "scheduler": self.scheduler.state_dict() if self.scheduler else None,
-                "rng": checkpoint.rng_state(),
-                "hidden": tuple(h.cpu() for h in self.hidden),
-                "progress": asdict(self.progress),
-            },
-        )
+    def state(self) -> dict[str, Any]:
+        """The checkpoint without the random generators: identity, model, optimizer, scheduler, hidden state, progress."""
+        return {
+            **self.identity(),
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict() if self.scheduler else None,
+            "hidden": tuple(h.cpu() for h in self.hidden),
+            "progress": asdict(self.progress),
+        }
 
-    def restore(self) -> None:
-        """Continue from the checkpoint in `out` (the same settings are required)."""
-        state = checkpoint.load(self.checkpoint_path)
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Continue from checkpoint `state` (`restore()` reads it from `out`; the same settings are required)."""
         mismatched = [key for key, value in self.identity().items() if state.get(key) != value]
         if mismatched:
             raise FlairsuiteError(
@@ -179,9 +181,8 @@ class CharLMTrainer:
         self.optimizer.load_state_dict(state["optimizer"])
         if self.scheduler:
             self.scheduler.load_state_dict(state["scheduler"])
-        checkpoint.set_rng_state(state["rng"])
         self.hidden = tuple(h.to(self.device) for h in state["hidden"])
-        self.progress = Progress(**state["progress"])
+        self.progress = LMProgress(**state["progress"])
 
     def warm_start(self, summary: dict[str, Any]) -> None:
         """Continue a released model (its `best-lm.pt` and `summary.json`, no checkpoint).
@@ -213,7 +214,7 @@ class CharLMTrainer:
         chars = int(summary["chars_seen"])
         stream_steps = chars // self.hyper.batch_size
         epoch, offset = divmod(stream_steps, self.train_batches.stream_length - 1)
-        self.progress = Progress(
+        self.progress = LMProgress(
             epoch=epoch,
             offset=offset,
             steps_done=int(summary["steps"]),
@@ -233,7 +234,7 @@ class CharLMTrainer:
         with atomic_file(self.model_path) as temp:
             self.model.save(temp)
 
-    def validate(self, train_loss: float) -> None:
+    def validation_point(self, train_loss: float) -> None:
         """Validation point: anneal, keep the best model, record the learning curve."""
         valid_loss = evaluate(self.model, self.valid_batches, self.hyper.sequence_length)
         if self.scheduler:
@@ -251,7 +252,7 @@ class CharLMTrainer:
             }
         )
 
-    def step(self) -> torch.Tensor:
+    def update(self) -> torch.Tensor:
         """One truncated-BPTT update; the (device) loss."""
         progress = self.progress
         if progress.offset >= self.train_batches.stream_length - 1:
@@ -273,28 +274,59 @@ class CharLMTrainer:
         progress.chars += inputs.numel()
         return loss.detach()
 
-    def train(self, budget: Budget, desc: str = "train") -> Progress:
+    def train(self, budget: Budget, desc: str = "train") -> LMProgress:
         """Train until the budget is spent; validation and checkpoints on the clock."""
+        self.budget, self.desc = budget, desc
+        return self.run()
+
+    # The phases of TrainingLoop.run(). Training time (`progress.seconds`) is the clock since `begin`
+    # plus the seconds of the run before a resume; validation and checkpoint writes count as training.
+
+    def _clock(self) -> float:
+        """Set `progress.seconds` to the training time now; that time."""
+        self.progress.seconds = time.perf_counter() - self._started
+        return self.progress.seconds
+
+    def begin(self) -> None:
         self.model.train()
-        progress = self.progress
-        last_validation = last_checkpoint = progress.seconds
-        losses: list[torch.Tensor] = []
-        bar = tqdm(total=budget.max_chars, initial=progress.chars, unit="char", unit_scale=True, desc=desc)
-        started = time.perf_counter() - progress.seconds
-        while not budget.spent(progress):
-            chars = progress.chars
-            losses.append(self.step())
-            progress.seconds = time.perf_counter() - started
-            bar.update(progress.chars - chars)
-            if len(losses) % 10 == 0:
-                bar.set_postfix(ppl=f"{math.exp(torch.stack(losses[-10:]).mean().item()):.2f}", lr=self.optimizer.param_groups[0]["lr"])
-            due = progress.seconds - last_validation >= self.hyper.validate_minutes * 60
-            if due or budget.spent(progress):
-                self.validate(torch.stack(losses).mean().item())
-                losses.clear()
-                last_validation = progress.seconds = time.perf_counter() - started
-            if due or budget.spent(progress) or progress.seconds - last_checkpoint >= self.hyper.checkpoint_minutes * 60:
-                self.save_checkpoint()
-                last_checkpoint = progress.seconds = time.perf_counter() - started
-        bar.close()
-        return progress
+        self._last_validation = self._last_checkpoint = self.progress.seconds
+        self._losses: list[torch.Tensor] = []
+        self._bar = tqdm(total=self.budget.max_chars, initial=self.progress.chars, unit="char", unit_scale=True, desc=self.desc)
+        self._started = time.perf_counter() - self.progress.seconds
+
+    def done(self) -> bool:
+        return self.budget.spent(self.progress)
+
+    def step(self) -> None:
+        """One truncated-BPTT window (`update`), with the clock and the progress bar."""
+        chars = self.progress.chars
+        self._losses.append(self.update())
+        self._clock()
+        self._bar.update(self.progress.chars - chars)
+        if len(self._losses) % 10 == 0:
+            recent = math.exp(torch.stack(self._losses[-10:]).mean().item())
+            self._bar.set_postfix(ppl=f"{recent:.2f}", lr=self.optimizer.param_groups[0]["lr"])
+
+    def validation_due(self) -> bool:
+        """Every `validate_minutes` of training time, and when the budget is spent."""
+        due = self.progress.seconds - self._last_validation >= self.hyper.validate_minutes * 60
+        return due or self.budget.spent(self.progress)
+
+    def validate(self) -> None:
+        """A validation point on the mean training loss since the last one."""
+        self.validation_point(torch.stack(self._losses).mean().item())
+        self._losses.clear()
+        self._last_validation = self._clock()
+
+    def checkpoint_due(self, validated: bool) -> bool:
+        """After each validation point, when the budget is spent, and every `checkpoint_minutes` of training time."""
+        interval = self.progress.seconds - self._last_checkpoint >= self.hyper.checkpoint_minutes * 60
+        return validated or self.budget.spent(self.progress) or interval
+
+    def checkpoint(self) -> None:
+        self.save_checkpoint()
+        self._last_checkpoint = self._clock()
+
+    def finish(self) -> LMProgress:
+        self._bar.close()
+        return self.progress

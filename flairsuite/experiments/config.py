@@ -10,17 +10,18 @@ import itertools
 import json
 import re
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional, Union
 
 import yaml
 
 from flairsuite.corpora.registry import dataset, names
-from flairsuite.errors import unknown_name_error
 from flairsuite.embeddings import parse
-from flairsuite.errors import FlairsuiteError, InputError
-from flairsuite.models.registry import OPTIMIZERS, TAGGERS, default_train
+from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
+from flairsuite.models.registry import TAGGERS, tagger_spec
+from flairsuite.models.settings import TrainSettings
+from flairsuite.values import is_int, is_number, show
 
 EXAMPLES = {
     "name": "name: sturm-table3",
@@ -39,26 +40,6 @@ SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 SAFE_NAME_RULE = "letters, digits and . _ + - (starting with a letter or digit)"
 MAX_SEED = 2**32  # numpy's seed range, which flair.set_seed uses
 NOT_NER = {"pos": "a part-of-speech (PoS) set", "raw": "a raw-text set for language models"}
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-# train key -> (what its value must be, the test)
-TRAIN_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    "learning_rate": ("a positive number", lambda v: _is_number(v) and v > 0),
-    "mini_batch_size": ("a positive integer", lambda v: _is_int(v) and v > 0),
-    "max_epochs": ("a positive integer", lambda v: _is_int(v) and v > 0),
-    "anneal_factor": ("a number in (0, 1]", lambda v: _is_number(v) and 0 < v <= 1),
-    "patience": ("a non-negative integer", lambda v: _is_int(v) and v >= 0),
-    "optimizer": (f"one of: {', '.join(OPTIMIZERS)}", lambda v: v in OPTIMIZERS),
-    "train_with_dev": ("true or false", lambda v: isinstance(v, bool)),
-}
 
 
 @dataclass(frozen=True)
@@ -87,7 +68,7 @@ class CorpusChoice:
 
 @dataclass(frozen=True)
 class ExperimentConfig:
-    """A validated experiment file; `train` and `tagger_train` hold only the overrides it names."""
+    """A validated experiment file; `train` and `tagger_train` hold only the overrides it names (checked by `TrainSettings`)."""
 
     name: str
     corpora: list[CorpusChoice]
@@ -101,7 +82,7 @@ class ExperimentConfig:
 
 @dataclass(frozen=True)
 class Run:
-    """One cell of the grid, with its complete training settings."""
+    """One cell of the grid, with its complete training settings (`train_settings`: a `TrainSettings` as a plain dict)."""
 
     experiment: str
     corpus: CorpusChoice
@@ -139,10 +120,6 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
 
 
-def _show(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
 def _read_yaml(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
@@ -174,16 +151,16 @@ def _no_repeats(key: str, items: list[Any]) -> None:
 
 def _safe_name(key: str, value: Any) -> str:
     if not isinstance(value, str) or not SAFE_NAME.fullmatch(value):
-        raise FlairsuiteError(f"{key}: {_show(value)} is not a usable folder name: use {SAFE_NAME_RULE}")
+        raise FlairsuiteError(f"{key}: {show(value)} is not a usable folder name: use {SAFE_NAME_RULE}")
     return value
 
 
 def _subsample(name: str, value: Any) -> Optional[float]:
     if value is None:
         return None
-    if not _is_number(value) or not 0 < value <= 1:
+    if not is_number(value) or not 0 < value <= 1:
         raise FlairsuiteError(
-            f"corpora: {name}: subsample must be a fraction of train in (0, 1], e.g. 0.1 (found {_show(value)})"
+            f"corpora: {name}: subsample must be a fraction of train in (0, 1], e.g. 0.1 (found {show(value)})"
         )
     return None if value == 1 else float(value)
 
@@ -193,7 +170,7 @@ def _corpus(entry: Any) -> CorpusChoice:
         entry = {"name": entry}
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         raise FlairsuiteError(
-            f"corpora: entry {_show(entry)} needs a dataset name, as `sturm` or `{{name: ler, granularity: coarse}}`"
+            f"corpora: entry {show(entry)} needs a dataset name, as `sturm` or `{{name: ler, granularity: coarse}}`"
         )
     options = {key: value for key, value in entry.items() if key not in ("name", SUBSAMPLE)}
     name = entry["name"]
@@ -242,7 +219,7 @@ def _taggers(data: dict[str, Any]) -> list[str]:
     taggers = _list(data, "taggers")
     for tagger in taggers:
         if tagger not in TAGGERS:
-            raise FlairsuiteError(f"taggers: unknown tagger {_show(tagger)} (known: {', '.join(TAGGERS)})")
+            raise FlairsuiteError(f"taggers: unknown tagger {show(tagger)} (known: {', '.join(TAGGERS)})")
     _no_repeats("taggers", taggers)
     return taggers
 
@@ -250,8 +227,8 @@ def _taggers(data: dict[str, Any]) -> list[str]:
 def _seeds(data: dict[str, Any]) -> list[int]:
     seeds = _list(data, "seeds")
     for seed in seeds:
-        if not _is_int(seed) or not 0 <= seed < MAX_SEED:
-            raise FlairsuiteError(f"seeds: {_show(seed)} is not an integer seed (0 to 2^32 - 1), e.g. `{EXAMPLES['seeds']}`")
+        if not is_int(seed) or not 0 <= seed < MAX_SEED:
+            raise FlairsuiteError(f"seeds: {show(seed)} is not an integer seed (0 to 2^32 - 1), e.g. `{EXAMPLES['seeds']}`")
     _no_repeats("seeds", seeds)
     return seeds
 
@@ -266,20 +243,6 @@ def _entity_fix(data: dict[str, Any]) -> tuple[bool, ...]:
     return tuple(values)
 
 
-def _settings(where: str, value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise FlairsuiteError(f"{where} must be a mapping of training settings, e.g. {{max_epochs: 20}}")
-    for key, setting in value.items():
-        if key not in TRAIN_CHECKS:
-            raise FlairsuiteError(f"{where}: {unknown_name_error('training setting', str(key), list(TRAIN_CHECKS))}")
-        description, test = TRAIN_CHECKS[key]
-        if not test(setting):
-            raise FlairsuiteError(f"{where}.{key} must be {description} (found {_show(setting)})")
-    return dict(value)
-
-
 def _tagger_train(data: dict[str, Any], taggers: list[str]) -> dict[str, dict[str, Any]]:
     value = data.get("tagger_train") or {}
     if not isinstance(value, dict):
@@ -287,9 +250,9 @@ def _tagger_train(data: dict[str, Any], taggers: list[str]) -> dict[str, dict[st
     for tagger in value:
         if tagger not in taggers:
             raise FlairsuiteError(
-                f"tagger_train: {_show(tagger)} is not in taggers ({', '.join(taggers)}): add it there or remove this entry"
+                f"tagger_train: {show(tagger)} is not in taggers ({', '.join(taggers)}): add it there or remove this entry"
             )
-    return {tagger: _settings(f"tagger_train.{tagger}", settings) for tagger, settings in value.items()}
+    return {tagger: TrainSettings.check_overrides(f"tagger_train.{tagger}", settings) for tagger, settings in value.items()}
 
 
 def _config(data: Any) -> ExperimentConfig:
@@ -308,7 +271,7 @@ def _config(data: Any) -> ExperimentConfig:
         embeddings=_embeddings(data),
         taggers=taggers,
         seeds=_seeds(data),
-        train=_settings("train", data.get("train")),
+        train=TrainSettings.check_overrides("train", data.get("train")),
         tagger_train=_tagger_train(data, taggers),
         entity_fix=_entity_fix(data),
     )
@@ -325,8 +288,8 @@ def load_experiment(path: Union[str, Path]) -> ExperimentConfig:
 
 
 def train_settings(config: ExperimentConfig, tagger: str) -> dict[str, Any]:
-    """The tagger's defaults, overridden by `train`, then by `tagger_train[tagger]`."""
-    return {**default_train(tagger), **config.train, **config.tagger_train.get(tagger, {})}
+    """The tagger's defaults, overridden by `train`, then by `tagger_train[tagger]`, as a plain dict (fingerprinted as it is)."""
+    return asdict(tagger_spec(tagger).train.overridden(config.train, config.tagger_train.get(tagger, {})))
 
 
 def runs(config: ExperimentConfig) -> list[Run]:

@@ -3,8 +3,9 @@
 Per batch: the stacked embedding tensor straight from the embeddings (`embed.py`; the featurizers
 run in parallel threads, one intra-op thread each on 2 cores), then the tagger's layers (`FastHead`),
 then Viterbi (vectorised, Flair's values: `flairsuite.models.crf`) or arg-max decoding. Batches are
-length-bucketed: sentences sorted by length, cut at `batch_size` sentences or `char_budget` padded
-characters, whichever comes first; the LSTMs skip padding. With `quantize` (CPU only) the character
+length-bucketed (`flairsuite.embeddings.length_batches`): sentences sorted by length, cut at `batch_size`
+sentences or `char_budget` padded characters, whichever comes first; the LSTMs (`flairsuite.embeddings.lstm`)
+skip padding. With `quantize` (CPU only) the character
 LMs' LSTMs, the tagger's LSTM and its reprojection run in int8; the final tag map stays float32.
 """
 
@@ -17,10 +18,11 @@ import torch
 from flair.data import Sentence
 from flair.models import SequenceTagger
 
+from flairsuite.embeddings import length_batches
+from flairsuite.embeddings.lstm import Affine, Recurrence, doubled_cell_gate
 from flairsuite.inference.embed import stack_featurizers
-from flairsuite.inference.lstm import Affine, Recurrence, doubled_cell_gate
-from flairsuite.models.crf import Tagged, crf_decode, tagged
-from flairsuite.models.protocol import features_decode, start_stop
+from flairsuite.models.crf import Tagged, padding_mask
+from flairsuite.models.protocol import decode_scores, features_decode
 
 BATCH_SIZE = 256  # sentences per batch at most
 CHAR_BUDGET = 1 << 15  # padded characters per batch at most: bounds each LM's states to 64 MB at hidden 512
@@ -84,8 +86,7 @@ class Layout:
     def __init__(self, lengths: list[int], device: torch.device) -> None:
         self.lengths = lengths
         self.shape = (lengths[0], len(lengths))  # (time, batch)
-        time = torch.arange(lengths[0])
-        self.mask = (time.unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)).to(device)  # (batch, time)
+        self.mask = padding_mask(torch.tensor(lengths), lengths[0], device)  # (batch, time)
         batch, step = self.mask.nonzero(as_tuple=True)
         self.time_index = step * len(lengths) + batch
 
@@ -139,13 +140,7 @@ class FastTagger:
     def batches(self, sentences: list[Sentence]) -> Iterator[list[int]]:
         """Indices of the non-empty sentences in length-bucketed batches, each ordered by token count, longest first."""
         chars = {i: len(s.to_tokenized_string()) + 2 for i, s in enumerate(sentences) if len(s)}
-        batch: list[int] = []
-        for i in sorted(chars, key=chars.__getitem__):
-            if batch and (len(batch) >= self.batch_size or (len(batch) + 1) * chars[i] > self.char_budget):
-                yield sorted(batch, key=lambda j: -len(sentences[j]))
-                batch = []
-            batch.append(i)
-        if batch:
+        for batch in length_batches(chars, self.char_budget, self.batch_size, shortest_first=True):
             yield sorted(batch, key=lambda j: -len(sentences[j]))
 
     def decode(self, embedded: torch.Tensor, lengths: list[int], pool: ThreadPoolExecutor) -> Tagged:
@@ -154,12 +149,7 @@ class FastTagger:
         length = torch.tensor(lengths)
         if self.head is None:
             return features_decode(self.model, layout.batch_major(embedded), length)
-        scores = self.head.emissions(embedded, layout, pool)
-        if self.model.use_crf:
-            tags, confidences = crf_decode(scores, length, self.model.crf.transitions, *start_stop(self.model))
-        else:
-            confidences, tags = torch.softmax(scores, dim=2).max(dim=2)
-        return tagged(self.model.label_dictionary, tags, confidences, length)
+        return decode_scores(self.model, self.head.emissions(embedded, layout, pool), length)
 
     def tag(self, sentences: list[Sentence]) -> Tagged:
         """The model's raw tags and confidences for every sentence (an empty sentence gets [])."""

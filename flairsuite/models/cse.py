@@ -46,7 +46,8 @@ from flair.training_utils import EmbeddingStorageMode, store_embeddings
 from numpy.typing import ArrayLike
 
 from flairsuite.corpora.tags import OUTSIDE, bio_spans, split_tag
-from flairsuite.models.crf import Tagged
+from flairsuite.embeddings import token_vectors
+from flairsuite.models.crf import Tagged, padding_mask
 
 CseSpan = tuple[int, int, str, float]  # (first token, end exclusive, entity type, confidence)
 THRESHOLD = 0.5
@@ -140,7 +141,7 @@ class ClassStartEndTagger(flair.nn.Classifier[Sentence]):
         """Start, end and class loss, summed over the batch's tokens."""
         start_logits, end_logits, class_logits = self.forward(sentence_tensor)
         device = sentence_tensor.device
-        mask = torch.arange(sentence_tensor.shape[1], device=device)[None, :] < lengths.to(device)[:, None]
+        mask = padding_mask(lengths, sentence_tensor.shape[1], device)
         start_target, end_target, class_target = self._targets(gold, device)
         binary = torch.nn.functional.binary_cross_entropy_with_logits
         return (
@@ -184,9 +185,9 @@ class ClassStartEndTagger(flair.nn.Classifier[Sentence]):
 
     def _embed(self, sentences: list[Sentence]) -> tuple[torch.Tensor, torch.Tensor]:
         """The sentences' embeddings as a zero-padded (batch, longest, dim) tensor, and their lengths."""
-        self.embeddings.embed(sentences)
-        names = self.embeddings.get_names()
-        vectors = [torch.stack([token.get_embedding(names) for token in sentence]) for sentence in sentences]
+        # the vectors stay on the tokens: Flair's `store_embeddings` keeps or clears them (embedding storage mode)
+        flat = token_vectors(self.embeddings, sentences, clear=False)
+        vectors = list(flat.split([len(sentence) for sentence in sentences]))
         lengths = torch.tensor([len(sentence) for sentence in sentences], dtype=torch.long)
         return torch.nn.utils.rnn.pad_sequence(vectors, batch_first=True).to(flair.device), lengths
 

@@ -16,7 +16,6 @@ from flair.models.sequence_tagger_utils.crf import START_TAG, STOP_TAG
 from flairsuite.models.crf import Tagged, crf_decode, crf_loss, emissions, gold_tensor, padding_mask, tagged
 
 
-
 @runtime_checkable
 class FeatureTagger(Protocol):
     """A tagger trained and decoded from embedding tensors."""
@@ -44,7 +43,11 @@ def features_decode(model: torch.nn.Module, sentence_tensor: torch.Tensor, lengt
     """`model.features_decode`, or a plain SequenceTagger's Viterbi (CRF) or arg-max (softmax) decoding."""
     if isinstance(model, FeatureTagger):
         return model.features_decode(sentence_tensor, lengths)
-    scores = emissions(model, sentence_tensor, lengths)
+    return decode_scores(model, emissions(model, sentence_tensor, lengths), lengths)
+
+
+def decode_scores(model: SequenceTagger, scores: torch.Tensor, lengths: torch.Tensor) -> Tagged:
+    """A plain SequenceTagger's tags from its emission scores (batch, longest, tags): Viterbi with its CRF, else softmax arg-max."""
     if model.use_crf:
         tags, confidences = crf_decode(scores, lengths, model.crf.transitions, *start_stop(model))
     else:

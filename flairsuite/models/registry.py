@@ -14,9 +14,9 @@ types (`span_labels`), as `corpus.make_label_dictionary("ner", add_unk=False)` m
 | `bilstm-crf` | BiLSTM (1 layer, 256 per direction) + CRF, Flair's dropouts | `PAPER_TRAIN` |
 | `map-crf` | one linear map embedding -> tag scores + CRF | `LINEAR_TRAIN` |
 | `map` | one linear map + softmax (multinomial logistic regression) | `LINEAR_TRAIN` |
-| `lcrf-ner` | linear map + LCRF-NER (flairsuite/tagging/lcrf.py) | `LINEAR_TRAIN` |
+| `lcrf-ner` | linear map + LCRF-NER (flairsuite/models/lcrf.py) | `LINEAR_TRAIN` |
 | `bilstm-lcrf-ner` | as `bilstm-crf` with LCRF-NER | `PAPER_TRAIN` |
-| `cse` | Class-Start-End heads on the embeddings (flairsuite/tagging/cse.py) | `LINEAR_TRAIN` |
+| `cse` | Class-Start-End heads on the embeddings (flairsuite/models/cse.py) | `LINEAR_TRAIN` |
 
 The linear taggers skip Flair's reprojection layer (two linear maps in a row are still one linear
 map, the paper's Eq. 12, so the D x D layer only adds parameters to fit).
@@ -29,11 +29,12 @@ locked dropout 0.5, 55.2 / 57.0 with 0.2, and 65.2 / 70.8 with 0 (SGD 0.1: 36.9 
 60.8 / 60.7). So the linear taggers (and `cse`) train without locked dropout; the BiLSTM taggers keep
 Flair's 0.5, whose second application regularises the RNN output as Flair intends.
 
-Training defaults (`default_train`; an experiment's `train` and `tagger_train` override them):
+Training defaults (`default_train`; an experiment's `train` and `tagger_train` override them), both
+`TrainSettings` (flairsuite/models/settings.py, which checks every value):
 
-- `PAPER_TRAIN`: the paper's settings: vanilla SGD, learning rate 0.1, mini-batch 32, learning rate
-  halved when dev F1 has not improved for more than 3 epochs (the paper anneals on training loss with
-  patience 5), up to 150 epochs, the best dev epoch kept.
+- `PAPER_TRAIN`: the paper's settings, `TrainSettings()`: vanilla SGD, learning rate 0.1, mini-batch
+  32, learning rate halved when dev F1 has not improved for more than 3 epochs (the paper anneals on
+  training loss with patience 5), up to 150 epochs, the best dev epoch kept.
 - `LINEAR_TRAIN`: Adam with learning rate 0.01, all else as `PAPER_TRAIN`. A linear tagger's problem
   is convex; Adam's per-weight step sizes cope with the differently scaled parts of a stack (LM
   states in [-1, 1], fastText vectors) where one SGD step size (Flair sums the loss over a batch's
@@ -42,12 +43,11 @@ Training defaults (`default_train`; an experiment's `train` and `tagger_train` o
   at 10 epochs for both linear taggers.
 """
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 import flair.nn
-import torch
 from flair.data import Dictionary
 from flair.embeddings import TokenEmbeddings
 from flair.models import SequenceTagger
@@ -55,26 +55,16 @@ from flair.models import SequenceTagger
 from flairsuite.errors import unknown_name_error
 from flairsuite.models.cse import ClassStartEndTagger
 from flairsuite.models.lcrf import LCRFNERTagger
+from flairsuite.models.settings import TrainSettings
 
 TAG_FORMAT = "BIO"
 HIDDEN_SIZE = 256
 RNN_LAYERS = 1
 LOCKED_DROPOUT = 0.5  # Flair's default, for the BiLSTM taggers only (see "Dropout" above)
-OPTIMIZERS: Mapping[str, type[torch.optim.Optimizer]] = MappingProxyType({"sgd": torch.optim.SGD, "adam": torch.optim.Adam})
 
-# The paper's BiLSTM-CRF settings; see "Training defaults" in the module docstring.
-PAPER_TRAIN: Mapping[str, Any] = MappingProxyType(
-    {
-        "learning_rate": 0.1,
-        "mini_batch_size": 32,
-        "max_epochs": 150,
-        "anneal_factor": 0.5,
-        "patience": 3,
-        "optimizer": "sgd",
-        "train_with_dev": False,
-    }
-)
-LINEAR_TRAIN: Mapping[str, Any] = MappingProxyType({**PAPER_TRAIN, "optimizer": "adam", "learning_rate": 0.01})
+# See "Training defaults" in the module docstring.
+PAPER_TRAIN = TrainSettings()
+LINEAR_TRAIN = replace(PAPER_TRAIN, optimizer="adam", learning_rate=0.01)
 
 
 Builder = Callable[[TokenEmbeddings, Dictionary, str], flair.nn.Classifier]
@@ -107,12 +97,21 @@ def cse_tagger(embeddings: TokenEmbeddings, tag_dictionary: Dictionary, tag_type
 
 @dataclass(frozen=True)
 class TaggerSpec:
-    """A registered tagger: what it is, how to build it, its training defaults, whether plain Flair loads it."""
+    """A registered tagger: what it is, how to build it, its training defaults, the class it saves as.
+
+    `saved_as` is the Flair model class whose `load` reads the saved file (the class name Flair
+    records in it); plain Flair without flairsuite loads it when that is `SequenceTagger`.
+    """
 
     description: str
     build: Builder
-    train: Mapping[str, Any]
-    plain_flair: bool = True
+    train: TrainSettings
+    saved_as: type[flair.nn.Classifier] = SequenceTagger
+
+    @property
+    def plain_flair(self) -> bool:
+        """Whether plain Flair, without flairsuite, loads the saved model."""
+        return self.saved_as is SequenceTagger
 
 
 TAGGERS: Mapping[str, TaggerSpec] = MappingProxyType(
@@ -123,7 +122,7 @@ TAGGERS: Mapping[str, TaggerSpec] = MappingProxyType(
         "lcrf-ner": TaggerSpec("linear map + LCRF-NER (Zöllner et al. 2021, Eq. 7)", sequence_tagger(False, True, LCRFNERTagger), LINEAR_TRAIN),
         "bilstm-lcrf-ner": TaggerSpec("BiLSTM (1 x 256) + LCRF-NER", sequence_tagger(True, True, LCRFNERTagger), PAPER_TRAIN),
         "cse": TaggerSpec(
-            "Class-Start-End heads on the embeddings (Zöllner et al. 2021, §4.1)", cse_tagger, LINEAR_TRAIN, plain_flair=False
+            "Class-Start-End heads on the embeddings (Zöllner et al. 2021, §4.1)", cse_tagger, LINEAR_TRAIN, saved_as=ClassStartEndTagger
         ),
     }
 )
@@ -137,8 +136,13 @@ def tagger_spec(name: str) -> TaggerSpec:
 
 
 def default_train(name: str) -> dict[str, Any]:
-    """A fresh copy of tagger `name`'s training defaults (keys: those of `PAPER_TRAIN`)."""
-    return dict(tagger_spec(name).train)
+    """Tagger `name`'s training defaults as a fresh plain dict (keys: `TrainSettings.keys()`), as run records hold them."""
+    return asdict(tagger_spec(name).train)
+
+
+def saved_classes() -> dict[str, type[flair.nn.Classifier]]:
+    """The classes the registry's taggers are saved as, by the class name a saved file records (`__cls__`)."""
+    return {spec.saved_as.__name__: spec.saved_as for spec in TAGGERS.values()}
 
 
 def build_tagger(name: str, embeddings: TokenEmbeddings, tag_dictionary: Dictionary, tag_type: str) -> flair.nn.Classifier:

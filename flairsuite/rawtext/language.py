@@ -4,10 +4,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, prepare
 from flairsuite.corpora.registry import dataset, names
 from flairsuite.errors import unknown_name_error
 from flairsuite.paths import corpora_dir, prepared_dir
+from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, prepare
 
 
 def raw_languages() -> list[str]:

@@ -20,10 +20,10 @@ import numpy as np
 from tqdm import tqdm
 
 from flairsuite.atomic import atomic_folder, write_json
-from flairsuite.rawtext.exclusion import SentenceIndex, heldout_sentences
 from flairsuite.corpora.raw import iter_documents, source_path
 from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset
 from flairsuite.errors import FlairsuiteError
+from flairsuite.rawtext.exclusion import SentenceIndex, heldout_sentences
 
 PREPARE_VERSION = 1
 SPLITS = ("train", "valid", "test")

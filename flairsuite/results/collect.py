@@ -33,6 +33,7 @@ from typing import Any, Callable, NamedTuple, Union
 import pandas as pd
 
 from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.values import is_int, is_number
 
 METRICS_FILE = "metrics.json"
 SCORES = ("precision", "recall", "f1")
@@ -55,18 +56,14 @@ class EachValue(NamedTuple):
 Schema = Union[Leaf, EachValue, dict[str, Any]]
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 TEXT = Leaf("a string", lambda v: isinstance(v, str))
 TEXT_OR_NULL = Leaf("a string or null", lambda v: v is None or isinstance(v, str))
 TEXT_LIST = Leaf("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
 OBJECT = Leaf("an object", lambda v: isinstance(v, dict))
 FLAG = Leaf("true or false", lambda v: isinstance(v, bool))
-INTEGER = Leaf("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
-NUMBER = Leaf("a number", _is_number)
-FRACTION = Leaf("a fraction in [0, 1]", lambda v: _is_number(v) and 0 <= v <= 1)
+INTEGER = Leaf("an integer", is_int)
+NUMBER = Leaf("a number", is_number)
+FRACTION = Leaf("a fraction in [0, 1]", lambda v: is_number(v) and 0 <= v <= 1)
 
 TYPE_SCORES = {**{score: FRACTION for score in SCORES}, "support": INTEGER}
 SPLIT_SCORES = {**{score: FRACTION for score in SCORES}, "per_type": EachValue(TYPE_SCORES)}
@@ -94,8 +91,8 @@ SCHEMA: dict[str, Schema] = {
 RUN_COLUMNS = ("experiment", "run", "corpus", "corpus_label", "subsample", "embeddings", "tagger", "entity_fix", "seed")
 
 
-class Run(NamedTuple):
-    """One validated metrics file."""
+class RunMetrics(NamedTuple):
+    """One validated metrics file: where it is and what it holds."""
 
     path: Path
     metrics: dict[str, Any]
@@ -120,7 +117,7 @@ def check(value: Any, schema: Schema, key: str = "") -> None:
         check(value[name], sub, dotted)
 
 
-def read_run(path: Path) -> Run:
+def read_run(path: Path) -> RunMetrics:
     """Parse and validate one metrics file; a problem is a one-line error naming the file (and key)."""
     try:
         metrics = json.loads(path.read_text(encoding="utf-8"))
@@ -132,10 +129,10 @@ def read_run(path: Path) -> Run:
         check(metrics, SCHEMA)
     except ValueError as err:
         raise InputError(path, None, str(err)) from None
-    return Run(path, metrics)
+    return RunMetrics(path, metrics)
 
 
-def read_runs(root: Path) -> list[Run]:
+def read_runs(root: Path) -> list[RunMetrics]:
     """Every `metrics.json` below `root` (one experiment folder or the whole results folder), sorted by path."""
     if not root.is_dir():
         raise FlairsuiteError(f"{root}: no such folder (pass the results folder or one experiment folder)")
@@ -151,7 +148,7 @@ def read_runs(root: Path) -> list[Run]:
     return runs
 
 
-def runs_frame(runs: list[Run]) -> pd.DataFrame:
+def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
     """One row per run: the run's keys, `<split>_<score>`, `flair_<split>_f1`, epochs, seconds, path."""
     rows = []
     for run in runs:
@@ -166,7 +163,7 @@ def runs_frame(runs: list[Run]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def per_type_frame(runs: list[Run]) -> pd.DataFrame:
+def per_type_frame(runs: list[RunMetrics]) -> pd.DataFrame:
     """One row per run, split and entity type: the run's keys, split, type, precision, recall, f1, support."""
     rows = [
         {**{column: run.metrics[column] for column in RUN_COLUMNS}, "split": split, "type": name, **scores}

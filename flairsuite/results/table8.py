@@ -8,10 +8,12 @@ LCRFNER correspond to the suite's `map`, `map-crf` and `lcrf-ner`, its CSE to `c
 on frozen character-LM embeddings; `bilstm-*` have no counterpart in the paper.
 """
 
+from typing import Optional
+
 import pandas as pd
 
-from flairsuite.corpora.registry import dataset
 from flairsuite.errors import FlairsuiteError
+from flairsuite.results import references
 from flairsuite.results.tables import STYLES, comparison_cells, comparison_table, render, subsample_notes
 
 COLUMNS = {("arendt", ""): "H. Arendt", ("sturm", ""): "Sturm", ("ler", "coarse"): "LER CG", ("ler", "fine"): "LER FG"}
@@ -27,8 +29,13 @@ PAPER = {
 
 def column(corpus: str, options: dict[str, str]) -> str:
     """The Table 8 column of a run's corpus, or "" for corpora the table does not have."""
-    granularity = dataset(corpus, **options).options.get("granularity", "")
-    return COLUMNS.get((corpus, granularity), "")
+    return COLUMNS.get(references.task(corpus, options), "")
+
+
+def paper_value(tagger: str, entity_fix: bool, task_key: tuple[str, str]) -> Optional[float]:
+    """The paper's E-F1 (%) of the suite's `tagger` (with or without Entity-Fix) on a task, or None where it has none."""
+    values = PAPER.get(PAPER_METHOD.get(tagger, ""), {}).get(entity_fix, ())
+    return dict(zip(COLUMNS, values)).get(task_key)
 
 
 def table8(runs: pd.DataFrame, fmt: str = "md") -> str:

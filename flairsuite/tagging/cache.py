@@ -8,7 +8,8 @@ tagger, seed, stack and later experiment that needs the same vectors maps the sa
 retrained LM or a changed corpus gets new ones. Rows are tokens in corpus order; a split of
 sentences with lengths n1, n2, ... occupies rows [0, n1), [n1, n1 + n2), ...
 
-Embeddings that train with the tagger (`char`) are not cacheable: `frozen(spec)` says which are.
+Embeddings that train with the tagger (`char`) are not cacheable: `frozen(spec)` says which are (the
+kind's entry in `flairsuite.embeddings.kinds` decides).
 """
 
 import hashlib
@@ -21,17 +22,18 @@ from flair.data import Sentence
 from flair.embeddings import TokenEmbeddings
 from tqdm import tqdm
 
+from flairsuite import embeddings
 from flairsuite.atomic import atomic_file, write_json
-from flairsuite.embeddings import artifact_digest, parse, resolve
+from flairsuite.embeddings import artifact_digest, length_batches, parse, resolve, token_vectors
 from flairsuite.paths import embeddings_cache_dir
 
 CACHE_DTYPE = np.float16  # LM states lie in [-1, 1] and word vectors are small: half precision keeps ~3 digits
 EMBED_BATCH_CHARS = 20_000  # characters per batch handed to Flair's embed()
 
 
-def frozen(spec: str) -> bool:
+def frozen(spec: str, fine_tune: bool = False) -> bool:
     """Whether the embedding of `spec` is fixed while a tagger trains (and so can be cached)."""
-    return parse(spec)[0] != "char"
+    return embeddings.frozen(spec, fine_tune)
 
 
 def tokens_digest(sentences: list[Sentence]) -> str:
@@ -50,33 +52,21 @@ def cache_path(spec: str, sentences: list[Sentence], home: Path) -> Path:
     return embeddings_cache_dir(home) / f"{kind}-{name}" / f"{key[:24]}.npy"
 
 
-def length_batches(sentences: list[Sentence], max_chars: int = EMBED_BATCH_CHARS) -> list[list[int]]:
-    """Sentence indices in batches of similar length (longest first), padded size at most `max_chars` characters."""
-    chars = [len(sentence.to_tokenized_string()) + 1 for sentence in sentences]
-    batches: list[list[int]] = []
-    for index in sorted(range(len(sentences)), key=lambda i: -chars[i]):
-        if batches and (len(batches[-1]) + 1) * chars[batches[-1][0]] <= max_chars:
-            batches[-1].append(index)
-        else:
-            batches.append([index])
-    return batches
-
-
 def compute(embedding: TokenEmbeddings, sentences: list[Sentence], target: Path, desc: str) -> None:
     """Embed `sentences` with `embedding` and write the token vectors to `target` atomically."""
     offsets = np.concatenate([[0], np.cumsum([len(s) for s in sentences])])
     with atomic_file(target) as temp:
         array = np.lib.format.open_memmap(temp, mode="w+", dtype=CACHE_DTYPE, shape=(int(offsets[-1]), embedding.embedding_length))
-        names = embedding.get_names()
+        chars = {i: len(sentence.to_tokenized_string()) + 1 for i, sentence in enumerate(sentences)}
         with torch.no_grad(), tqdm(total=int(offsets[-1]), desc=desc, unit="tok", leave=False) as bar:
-            for batch in length_batches(sentences):
+            for batch in length_batches(chars, EMBED_BATCH_CHARS):  # longest first
                 chosen = [sentences[i] for i in batch]
-                embedding.embed(chosen)
+                vectors = token_vectors(embedding, chosen).cpu().numpy().astype(CACHE_DTYPE)
+                row = 0
                 for index, sentence in zip(batch, chosen):
-                    vectors = torch.stack([token.get_embedding(names) for token in sentence])
-                    array[offsets[index] : offsets[index + 1]] = vectors.cpu().numpy().astype(CACHE_DTYPE)
-                    sentence.clear_embeddings()
-                bar.update(sum(len(s) for s in chosen))
+                    array[offsets[index] : offsets[index + 1]] = vectors[row : row + len(sentence)]
+                    row += len(sentence)
+                bar.update(row)
         array.flush()
         del array
     write_json(target.with_suffix(".json"), {"sentences": len(sentences), "tokens": int(offsets[-1]), "dim": embedding.embedding_length})

@@ -14,6 +14,8 @@ import numpy as np
 import torch
 from flair.embeddings import TokenEmbeddings
 
+from flairsuite.embeddings import token_vectors
+from flairsuite.models.crf import padding_mask
 from flairsuite.tagging.data import LabeledSplit
 
 Part = Union[np.ndarray, TokenEmbeddings]  # a cached (tokens x dim) array, or a live embedding module
@@ -52,12 +54,7 @@ class SplitFeatures:
             if isinstance(part, np.ndarray):
                 pieces.append(torch.from_numpy(np.asarray(part[rows], dtype=np.float32)).to(flair.device))
                 continue
-            sentences = [self.split.sentences[i] for i in order]
-            part.embed(sentences)
-            names = part.get_names()
-            pieces.append(torch.stack([token.get_embedding(names) for sentence in sentences for token in sentence]))
-            for sentence in sentences:
-                sentence.clear_embeddings()
+            pieces.append(token_vectors(part, [self.split.sentences[i] for i in order]))
         return torch.cat(pieces, dim=1) if len(pieces) > 1 else pieces[0]
 
     def batch(self, indices: list[int]) -> Batch:
@@ -65,7 +62,7 @@ class SplitFeatures:
         order = sorted(indices, key=lambda i: -self.lengths[i])
         lengths = torch.from_numpy(self.lengths[order])
         flat = self._flat(order)
-        mask = torch.arange(int(lengths[0]), device=flat.device)[None, :] < lengths.to(flat.device)[:, None]
+        mask = padding_mask(lengths, int(lengths[0]), flat.device)
         tensor = flat.new_zeros((len(order), int(lengths[0]), flat.shape[1]))
         tensor[mask] = flat
         return Batch(order, tensor, lengths, [self.split.tags[i] for i in order])

@@ -15,9 +15,9 @@ import fnmatch
 import json
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, Callable
 
 import flair
@@ -32,16 +32,16 @@ from flairsuite.corpora.registry import dataset
 from flairsuite.embeddings import artifact_digest, stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, digest, fingerprint, load_experiment, run_record, runs
+from flairsuite.models.entity_fix import entity_fix
+from flairsuite.models.registry import build_tagger
+from flairsuite.paths import results_dir
 from flairsuite.results.collect import METRICS_FILE, read_run
 from flairsuite.tagging.cache import cached_vectors, frozen
 from flairsuite.tagging.claim import claimed
 from flairsuite.tagging.data import LabeledSplit, load_labeled, subsample_note
-from flairsuite.models.entity_fix import entity_fix
 from flairsuite.tagging.features import Part, SplitFeatures
 from flairsuite.tagging.scoring import flair_f1, strict_scores
 from flairsuite.tagging.train import decode, train_tagger
-from flairsuite.models.registry import build_tagger
-from flairsuite.paths import results_dir
 
 STATE_FILE = "experiment.json"
 FIX_FOLDER = "entity-fix"  # metrics of the Entity-Fix variant, below the run folder

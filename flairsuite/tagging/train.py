@@ -7,22 +7,26 @@ keep in mind. What it keeps from Flair: the loss summed over a batch's tokens, g
 clipping at 5.0, the learning rate multiplied by `anneal_factor` when dev F1 has not improved for
 more than `patience` epochs (training loss with `train_with_dev`), a stop when it falls below 1e-4,
 and the model of the best dev epoch as the result (the last epoch with `train_with_dev`).
+
+`TaggerTraining` is a `flairsuite.training.TrainingLoop`: a step is one epoch, followed by a
+validation point (dev F1, annealing, the best weights) and a checkpoint; `train_tagger` sets it up
+(resuming a checkpoint saved under the same key) and runs it.
 """
 
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Union
 
 import flair
 import torch
 from tqdm import tqdm
 
-from flairsuite import checkpoint
-from flairsuite.tagging.features import SplitFeatures
 from flairsuite.models.protocol import features_decode, features_loss
+from flairsuite.models.settings import TrainSettings
+from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.scoring import strict_scores
-from flairsuite.models.registry import OPTIMIZERS
+from flairsuite.training import TrainingLoop
 
 CLIP_NORM = 5.0  # Flair's ModelTrainer
 MIN_LEARNING_RATE = 1e-4  # Flair's default min_learning_rate: training stops below it
@@ -30,14 +34,17 @@ DECODE_BATCH = 128
 
 
 @dataclass
-class Progress:
-    """Where training stands; saved in the epoch checkpoint."""
+class TaggerProgress:
+    """Where a tagger's training stands; saved (pickled) in the epoch checkpoint."""
 
     epoch: int = 0
     best_score: float = float("-inf")
     best_epoch: int = 0
     history: list[dict[str, float]] = field(default_factory=list)
     seconds: float = 0.0
+
+
+Progress = TaggerProgress  # the name older checkpoints pickled (flairsuite.tagging.train.Progress): they still load
 
 
 def trained_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
@@ -83,55 +90,92 @@ def _epoch(model: torch.nn.Module, train: SplitFeatures, optimizer: torch.optim.
     return total / max(tokens, 1)
 
 
+class TaggerTraining(TrainingLoop[TaggerProgress]):
+    """Trains `model` on `train` (see `train_tagger`); one step is one epoch."""
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        train: SplitFeatures,
+        dev: Optional[SplitFeatures],
+        settings: TrainSettings,
+        seed: int,
+        checkpoint_path: Path,
+        desc: str = "",
+        key: Optional[str] = None,
+    ) -> None:
+        self.model, self.train, self.dev, self.settings = model, train, dev, settings
+        self.seed, self.checkpoint_path, self.desc, self.key = seed, checkpoint_path, desc, key
+        parameters = [p for p in model.parameters() if p.requires_grad]
+        self.optimizer = settings.optimizer_class()(parameters, lr=settings.learning_rate)
+        self.scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+            self.optimizer, mode="max" if dev is not None else "min", factor=settings.anneal_factor, patience=settings.patience
+        )
+        self.progress, self.best = TaggerProgress(), trained_state(model)
+
+    def resumable(self, state: dict[str, Any]) -> bool:
+        """A checkpoint saved under another key is stale: training starts over."""
+        return state.get("key") == self.key
+
+    def start(self) -> None:
+        flair.set_seed(self.seed)
+
+    def state(self) -> dict[str, Any]:
+        return {"model": trained_state(self.model), "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
+                "progress": self.progress, "best": self.best, "key": self.key}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.model.load_state_dict(state["model"], strict=False)
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.progress, self.best = state["progress"], state["best"]
+
+    def done(self) -> bool:
+        """After `max_epochs` epochs, or once annealing took the learning rate below MIN_LEARNING_RATE."""
+        return self.progress.epoch >= self.settings.max_epochs or self.optimizer.param_groups[0]["lr"] < MIN_LEARNING_RATE
+
+    def step(self) -> None:
+        """One epoch."""
+        self._learning_rate = self.optimizer.param_groups[0]["lr"]
+        self._started = time.perf_counter()
+        self._loss = _epoch(self.model, self.train, self.optimizer, self.settings.mini_batch_size, f"{self.desc} epoch {self.progress.epoch + 1}")
+        self.progress.epoch += 1
+
+    def validate(self) -> None:
+        """Dev F1 (the negative training loss with `train_with_dev`), annealing, history, best weights; the epoch's seconds."""
+        progress, dev, loss = self.progress, self.dev, self._loss
+        score = dev_f1(self.model, dev) if dev is not None else -loss
+        self.scheduler.step(score if dev is not None else loss)
+        progress.history.append({"epoch": progress.epoch, "loss": loss, "dev_f1": score if dev is not None else None, "lr": self._learning_rate})
+        if dev is None or score > progress.best_score:
+            progress.best_score, progress.best_epoch, self.best = score, progress.epoch, trained_state(self.model)
+        progress.seconds += time.perf_counter() - self._started
+
+    def finish(self) -> TaggerProgress:
+        """The model takes the weights of the best epoch."""
+        self.model.load_state_dict(self.best, strict=False)
+        return self.progress
+
+
 def train_tagger(
     model: torch.nn.Module,
     train: SplitFeatures,
     dev: Optional[SplitFeatures],
-    settings: dict[str, Any],
+    settings: Union[TrainSettings, Mapping[str, Any]],
     seed: int,
     checkpoint_path: Path,
     desc: str = "",
     key: Optional[str] = None,
-) -> Progress:
-    """Train `model` with `settings` (the keys of flairsuite.models.registry.PAPER_TRAIN); resumes from `checkpoint_path`.
+) -> TaggerProgress:
+    """Train `model` with `settings` (a TrainSettings, or a mapping of its keys); resumes from `checkpoint_path`.
 
     `dev` is None with `train_with_dev` (then `train` holds train + dev). The model ends with the
     weights of the best dev epoch (or of the last epoch without dev). `key` (e.g. a digest of the
     run's settings and embedding files) is saved in the checkpoint: a checkpoint saved under another
     key is stale and training starts over.
     """
-    parameters = [p for p in model.parameters() if p.requires_grad]
-    optimizer = OPTIMIZERS[settings["optimizer"]](parameters, lr=settings["learning_rate"])
-    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-        optimizer, mode="max" if dev is not None else "min", factor=settings["anneal_factor"], patience=settings["patience"]
-    )
-    progress, best = Progress(), trained_state(model)
-    state = checkpoint.load(checkpoint_path) if checkpoint_path.is_file() else None
-    if state is not None and state.get("key") == key:
-        model.load_state_dict(state["model"], strict=False)
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        progress, best = state["progress"], state["best"]
-        checkpoint.set_rng_state(state["rng"])
-    else:
-        flair.set_seed(seed)
-    while progress.epoch < settings["max_epochs"]:
-        learning_rate = optimizer.param_groups[0]["lr"]
-        if learning_rate < MIN_LEARNING_RATE:
-            break
-        started = time.perf_counter()
-        loss = _epoch(model, train, optimizer, settings["mini_batch_size"], f"{desc} epoch {progress.epoch + 1}")
-        score = dev_f1(model, dev) if dev is not None else -loss
-        scheduler.step(score if dev is not None else loss)
-        progress.epoch += 1
-        progress.history.append({"epoch": progress.epoch, "loss": loss, "dev_f1": score if dev is not None else None, "lr": learning_rate})
-        if dev is None or score > progress.best_score:
-            progress.best_score, progress.best_epoch, best = score, progress.epoch, trained_state(model)
-        progress.seconds += time.perf_counter() - started
-        checkpoint.save(
-            checkpoint_path,
-            {"model": trained_state(model), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-             "progress": progress, "best": best, "rng": checkpoint.rng_state(), "key": key},
-        )
-    model.load_state_dict(best, strict=False)
-    return progress
+    if not isinstance(settings, TrainSettings):
+        settings = TrainSettings.from_mapping("training settings", settings)
+    training = TaggerTraining(model, train, dev, settings, seed, checkpoint_path, desc, key)
+    training.setup()
+    return training.run()

@@ -10,14 +10,15 @@ from typing import Any
 import gensim
 
 from flairsuite.atomic import atomic_folder, write_json
+from flairsuite.paths import corpora_dir, wordvectors_dir
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus
-from flairsuite.paths import corpora_dir, wordvectors_dir
 from flairsuite.wordvectors.coverage import augmented, coverage_row, labeled_tokens
 from flairsuite.wordvectors.report import PROBES, neighbour_lines, neighbours, oov_table
 from flairsuite.wordvectors.store import VECTORS_FILE, vectors_folder
 from flairsuite.wordvectors.tokens import TokenStream
 from flairsuite.wordvectors.train import FastTextConfig, train_fasttext
+
 
 def config_from(options: dict[str, Any]) -> FastTextConfig:
     """Hyper-parameters from the command-line options (threads default to all cores)."""

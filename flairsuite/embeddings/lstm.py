@@ -1,4 +1,5 @@
-"""Inference-only affine maps and LSTM recurrences, in float32 or int8.
+"""Inference-only affine maps and LSTM recurrences, in float32 or int8 (for the character LMs' fast
+featurizer, `charlm.CharLMFeatures`, and the fast tagger's head, `flairsuite.inference.tagger`).
 
 int8 uses fbgemm's dynamic quantisation, the kernels behind `torch.ao.quantization.quantize_dynamic`:
 weights symmetric per output channel, activations quantised per call to 7 bits (`reduce_range`, as

@@ -1,0 +1,75 @@
+"""Parity verdict: the suite's runs against the same runs trained by plain Flair (`parity_flair.py`).
+
+    python experiments/parity_compare.py results/parity-de results/parity-de-flair [--margin 1.0] [--split test]
+
+Per corpus, embedding stack and tagger: test F1 (strict IOB2, %) mean ± std (n) on each side, the
+difference of the means (suite − Flair) and its 90 % confidence interval (Welch's t, unequal
+variances, Welch–Satterthwaite degrees of freedom). The suite passes where the interval's lower
+end lies above −margin points. Prints a Markdown table.
+"""
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from scipy import stats
+
+from flairsuite.errors import FlairsuiteError
+from flairsuite.results.collect import collect
+
+KEYS = ["corpus_label", "embeddings", "tagger"]
+
+
+def welch_interval(a: list[float], b: list[float], level: float = 0.90) -> tuple[float, float, float]:
+    """mean(a) − mean(b) and the two-sided `level` confidence interval of it (Welch)."""
+    na, nb = len(a), len(b)
+    mean_a, mean_b = sum(a) / na, sum(b) / nb
+    var_a = sum((x - mean_a) ** 2 for x in a) / (na - 1)
+    var_b = sum((x - mean_b) ** 2 for x in b) / (nb - 1)
+    se2 = var_a / na + var_b / nb
+    diff = mean_a - mean_b
+    if se2 == 0:
+        return diff, diff, diff
+    df = se2**2 / ((var_a / na) ** 2 / (na - 1) + (var_b / nb) ** 2 / (nb - 1))
+    half = stats.t.ppf(0.5 + level / 2, df) * math.sqrt(se2)
+    return diff, diff - half, diff + half
+
+
+def cell(values: list[float]) -> str:
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((x - mean) ** 2 for x in values) / (len(values) - 1)) if len(values) > 1 else float("nan")
+    return f"{mean:.2f} ± {std:.2f} ({len(values)})"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("suite", type=Path, help="results folder of `flairsuite tag`")
+    parser.add_argument("flair", type=Path, help="results folder of parity_flair.py")
+    parser.add_argument("--margin", type=float, default=1.0, help="points the suite may trail Flair by (lower CI end)")
+    parser.add_argument("--split", choices=["test", "dev"], default="test")
+    args = parser.parse_args(argv)
+    try:
+        suite, flair = collect(args.suite), collect(args.flair)
+    except FlairsuiteError as err:
+        print(f"Error: {err}", file=sys.stderr)
+        return 1
+    suite = suite[~suite["entity_fix"]]
+    column = f"{args.split}_f1"
+    print(f"| corpus | embeddings | tagger | suite {args.split} F1 | Flair {args.split} F1 | suite − Flair | 90 % CI | "
+          f"lower end > −{args.margin:g} |")
+    print("| --- | --- | --- | --: | --: | --: | --- | --- |")
+    for key, ours in suite.groupby(KEYS):
+        theirs = flair[(flair[KEYS] == list(key)).all(axis=1)]
+        a, b = (ours[column] * 100).tolist(), (theirs[column] * 100).tolist()
+        if len(a) < 2 or len(b) < 2:
+            print(f"| {' | '.join(map(str, key))} | {cell(a)} | {cell(b) if b else '–'} | | | needs ≥ 2 seeds a side |")
+            continue
+        diff, low, high = welch_interval(a, b)
+        verdict = "pass" if low > -args.margin else "FAIL"
+        print(f"| {' | '.join(map(str, key))} | {cell(a)} | {cell(b)} | {diff:+.2f} | [{low:+.2f}, {high:+.2f}] | {verdict} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,122 @@
+"""Embedding specs: one name per embedding for stacking, resolved to Flair embeddings of the suite's artifacts.
+
+| spec | embedding | artifact below $FLAIRSUITE_HOME |
+|---|---|---|
+| `charlm:NAME-forward`, `charlm:NAME-backward` | `FlairEmbeddings` | `charlm/NAME-DIRECTION/best-lm.pt` |
+| `fasttext:LANG` | `WordEmbeddings` | `wordvectors/LANG-fasttext/vectors.kv` (+ side files) |
+| `char` | `CharacterEmbeddings` (task-trained, Lample et al. 2016) | none: a built-in character set |
+
+Each kind is one entry of `kinds.EMBEDDING_KINDS`, its functions in its module (`charlm.py`,
+`fasttext.py`, `char.py`); the functions here read that table. Also here: the LSTM kernels of the
+fast featurizers (`lstm.py`), and `length_batches`, `token_vectors` (`batching.py`).
+"""
+
+import hashlib
+from pathlib import Path
+from typing import Optional
+
+from flair.embeddings import StackedEmbeddings, TokenEmbeddings
+
+from flairsuite.embeddings import kinds
+from flairsuite.embeddings.batching import length_batches as length_batches
+from flairsuite.embeddings.batching import token_vectors as token_vectors
+from flairsuite.embeddings.char import CHARACTERS as CHARACTERS
+from flairsuite.embeddings.char import character_dictionary as character_dictionary
+from flairsuite.embeddings.kinds import EmbeddingKind as EmbeddingKind
+from flairsuite.embeddings.kinds import Featurizer as Featurizer
+from flairsuite.errors import FlairsuiteError, unknown_name_error
+
+KINDS = tuple(kinds.EMBEDDING_KINDS)  # the kind names, in table order
+
+
+def parse(spec: str) -> tuple[str, str]:
+    """`"charlm:de-forward"` -> `("charlm", "de-forward")`; `"char"` -> `("char", "")`."""
+    kind, _, name = spec.partition(":")
+    if kind not in kinds.EMBEDDING_KINDS:
+        raise unknown_name_error("embedding kind", kind, list(kinds.EMBEDDING_KINDS))
+    entry = kinds.EMBEDDING_KINDS[kind]
+    if entry.takes_name and not name:
+        raise FlairsuiteError(f"embedding spec '{spec}' needs a name, e.g. {entry.example}")
+    if not entry.takes_name and name:
+        raise FlairsuiteError(f"embedding spec '{spec}': {kind} takes no name (write '{kind}')")
+    problem = entry.check_name(name) if entry.check_name is not None else None
+    if problem:
+        raise FlairsuiteError(f"embedding spec '{spec}': {problem}")
+    return kind, name
+
+
+def kind_of(spec: str) -> tuple[EmbeddingKind, str]:
+    """The table entry of `spec`'s kind and the spec's name."""
+    kind, name = parse(spec)
+    return kinds.EMBEDDING_KINDS[kind], name
+
+
+def artifact_path(spec: str, home: Path) -> Optional[Path]:
+    """The file the embedding loads (whether present or not); None for `char`, which has none."""
+    entry, name = kind_of(spec)
+    return None if entry.artifact is None else entry.artifact(name, home)
+
+
+def build_command(spec: str) -> str:
+    """The command that builds the artifact of a `charlm` or `fasttext` spec."""
+    entry, name = kind_of(spec)
+    if entry.build_command is None:
+        raise FlairsuiteError(f"embedding spec '{spec}' has no artifact to build")
+    return entry.build_command(name)
+
+
+def existing_artifact(spec: str, home: Path) -> Optional[Path]:
+    """`artifact_path`, or a one-line error naming the command that builds it when it is missing."""
+    path = artifact_path(spec, home)
+    if path is not None and not path.is_file():
+        raise FlairsuiteError(f"{path} not found: run `{build_command(spec)}`")
+    return path
+
+
+def artifact_digest(spec: str, home: Path) -> str:
+    """sha256 of the embedding's artifact files (for `char`: of its character set), to key caches on."""
+    path = existing_artifact(spec, home)
+    digest = hashlib.sha256()
+    for file in kind_of(spec)[0].digested(path):
+        if isinstance(file, bytes):  # a kind without artifact: the bytes that define it
+            digest.update(file)
+            continue
+        digest.update(file.name.encode("utf-8") + b"\0")
+        with file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def frozen(spec: str, fine_tune: bool = False) -> bool:
+    """Whether the embedding of `spec` is fixed while a tagger trains (and so can be cached)."""
+    return kind_of(spec)[0].frozen(fine_tune)
+
+
+def resolve(spec: str, home: Path) -> TokenEmbeddings:
+    """The Flair embedding named by `spec`, loaded from the artifacts below `home`."""
+    path = existing_artifact(spec, home)
+    entry, name = kind_of(spec)
+    return entry.resolve(name, path)
+
+
+def stack(specs: list[str], home: Path) -> TokenEmbeddings:
+    """The embeddings of `specs` stacked in order (a single spec: that embedding itself)."""
+    if not specs:
+        raise FlairsuiteError("no embeddings given: name at least one, e.g. charlm:de-forward")
+    repeated = sorted({s for s in specs if specs.count(s) > 1})
+    if repeated:
+        raise FlairsuiteError(f"embedding {', '.join(repeated)} listed more than once")
+    embeddings = [resolve(spec, home) for spec in specs]
+    return embeddings[0] if len(embeddings) == 1 else StackedEmbeddings(embeddings)
+
+
+def featurizer(embedding: TokenEmbeddings, quantize: bool) -> Optional[Featurizer]:
+    """The fast featurizer of the kind that recognises the loaded `embedding` (int8 LSTMs with `quantize`).
+
+    None where no kind does, or its kind has no fast path: then Flair's own `embed` is the way.
+    """
+    for entry in kinds.EMBEDDING_KINDS.values():
+        if entry.recognizes(embedding):
+            return None if entry.featurizer is None else entry.featurizer(embedding, quantize)
+    return None

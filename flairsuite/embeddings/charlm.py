@@ -1,0 +1,128 @@
+"""The `charlm` kind: a character LM trained by `train-charlm`, as Flair's `FlairEmbeddings`.
+
+Spec `charlm:NAME-forward` or `charlm:NAME-backward`; artifact `charlm/NAME-DIRECTION/best-lm.pt`
+below the home folder. Fixed while a tagger trains. Fast inference path: `CharLMFeatures`, the LM's
+hidden states over a whole batch computed with `lstm` (int8 when quantised).
+"""
+
+from pathlib import Path
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from flair.data import Sentence
+from flair.embeddings import FlairEmbeddings, TokenEmbeddings
+
+from flairsuite.charlm.recipes import languages
+from flairsuite.embeddings.lstm import Affine, Recurrence, doubled_cell_gate
+from flairsuite.paths import charlm_dir
+
+DIRECTIONS = ("forward", "backward")
+CHARLM_MODEL = "best-lm.pt"  # the file CharLMTrainer writes in each model folder
+
+
+def check_name(name: str) -> Optional[str]:
+    """What to write instead of a name without a direction; None for a good name."""
+    if name.endswith(tuple(f"-{direction}" for direction in DIRECTIONS)):
+        return None
+    return "write charlm:NAME-forward or charlm:NAME-backward"
+
+
+def artifact(name: str, home: Path) -> Path:
+    """The LM file of model `name` below `home`."""
+    return charlm_dir(home) / name / CHARLM_MODEL
+
+
+def build_command(name: str) -> str:
+    """The `train-charlm` call that trains model `name` (a recipe language, or any name with --lang)."""
+    prefix, _, direction = name.rpartition("-")
+    lang = f"--lang {prefix}" if prefix in languages() else f"--lang LANG --name {prefix}"
+    return f"flairsuite train-charlm {lang} --direction {direction}"
+
+
+def digested(path: Optional[Path]) -> list[Path]:
+    """The files a cache key digests: the LM file."""
+    return [path]
+
+
+def frozen(fine_tune: bool) -> bool:
+    """Always fixed while a tagger trains (the suite never fine-tunes its LMs)."""
+    return True
+
+
+def resolve(name: str, path: Optional[Path]) -> TokenEmbeddings:
+    """Flair's embedding of the LM file."""
+    return FlairEmbeddings(str(path))
+
+
+def recognizes(embedding: TokenEmbeddings) -> bool:
+    """A FlairEmbeddings whose LM is a plain unidirectional LSTM with biases (every Flair character LM)."""
+    if not isinstance(embedding, FlairEmbeddings):
+        return False
+    rnn = embedding.lm.rnn
+    return isinstance(rnn, torch.nn.LSTM) and rnn.bias and not rnn.bidirectional and rnn.proj_size == 0
+
+
+class CharLMFeatures:
+    """`FlairEmbeddings` vectors: the LM's hidden state after each token (Flair's offsets)."""
+
+    def __init__(self, embedding: FlairEmbeddings, quantize: bool) -> None:
+        self.embedding = embedding
+        lm = embedding.lm
+        self.dictionary = lm.dictionary
+        self.start = lm.document_delimiter if "document_delimiter" in lm.__dict__ else "\n"
+        rnn = lm.rnn
+        weights = [
+            (doubled_cell_gate(getattr(rnn, f"weight_ih_l{k}")), doubled_cell_gate(getattr(rnn, f"bias_ih_l{k}") + getattr(rnn, f"bias_hh_l{k}")))
+            for k in range(rnn.num_layers)
+        ]
+        # the first layer's input projection of every character, looked up per step
+        self.table = lm.encoder.weight.detach() @ weights[0][0].T + weights[0][1]
+        self.inputs = [Affine(weight, bias, quantize) for weight, bias in weights[1:]]
+        self.recurrences = [Recurrence(getattr(rnn, f"weight_hh_l{k}"), quantize) for k in range(rnn.num_layers)]
+        self.proj = None if lm.proj is None else Affine(lm.proj.weight, lm.proj.bias, quantize)
+
+    def text(self, sentence: Sentence) -> str:
+        """The string Flair feeds the LM for `sentence` (before markers and reversal)."""
+        text = sentence.to_tokenized_string() if self.embedding.tokenized_lm else sentence.to_plain_string()
+        return text.lower() if self.embedding.is_lower else text
+
+    def positions(self, sentence: Sentence, text: str) -> list[int]:
+        """Per token, the index of its vector in the LM's states over the marked string (Flair's loop)."""
+        forward, backward = len(self.start), len(text) + len(self.start)
+        shift = 0 if self.embedding.with_whitespace else 1
+        found = []
+        for token in sentence.tokens:
+            forward += len(token.text)
+            found.append((forward if self.embedding.is_forward_lm else backward) - shift)
+            if self.embedding.tokenized_lm or token.whitespace_after > 0:
+                forward += 1
+                backward -= 1
+            backward -= len(token.text)
+        return found
+
+    def states(self, ids: torch.Tensor, lengths: list[int]) -> torch.Tensor:
+        """The LM's output (time, batch, dim) for character ids (time, batch) sorted longest first."""
+        first, *later = self.recurrences
+        out = first.run(lambda t, n: F.embedding(ids[t, :n], self.table), lengths, False, self.zeros(ids, first))
+        for affine, recurrence in zip(self.inputs, later):
+            projected = affine(out)
+            out = recurrence.run(lambda t, n, projected=projected: projected[t, :n], lengths, False, self.zeros(ids, recurrence))
+        return out if self.proj is None else self.proj(out)
+
+    def zeros(self, ids: torch.Tensor, recurrence: Recurrence) -> torch.Tensor:
+        """A zeroed (time, batch, hidden) output buffer for `recurrence`."""
+        return self.table.new_zeros(*ids.shape, recurrence.hidden_size)
+
+    def __call__(self, sentences: list[Sentence]) -> torch.Tensor:
+        texts = [self.text(sentence) for sentence in sentences]
+        marked = [self.start + (text if self.embedding.is_forward_lm else text[::-1]) + " " for text in texts]
+        order = sorted(range(len(marked)), key=lambda i: -len(marked[i]))
+        column = {i: position for position, i in enumerate(order)}
+        ids = torch.zeros(len(marked[order[0]]), len(marked), dtype=torch.long)
+        for i in order:
+            ids[: len(marked[i]), column[i]] = torch.tensor(self.dictionary.get_idx_for_items(list(marked[i])))
+        states = self.states(ids.to(self.table.device), [len(marked[i]) for i in order])
+        width = len(marked)
+        index = [t * width + column[i] for i, (sentence, text) in enumerate(zip(sentences, texts)) for t in self.positions(sentence, text)]
+        return states.reshape(-1, states.size(2))[torch.tensor(index, device=states.device)]

@@ -1,0 +1,89 @@
+"""The embedding kinds: `EmbeddingKind` and the registry `EMBEDDING_KINDS`, one entry per kind.
+
+An entry says everything the suite needs to know about a kind (its functions live in the kind's
+module: `charlm.py`, `fasttext.py`, `char.py`): the spec grammar, the artifact a spec names below
+the home folder and the command that builds it, what a cache key digests, whether the embedding
+is fixed while a tagger trains (and so cacheable), how it becomes a Flair embedding, and its fast
+inference path. The functions of the package (`flairsuite.embeddings`) read this table and nothing
+else: adding a kind takes one module and one entry here.
+"""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Optional, Union
+
+import torch
+from flair.data import Sentence
+from flair.embeddings import TokenEmbeddings
+
+from flairsuite.embeddings import char, charlm, fasttext
+
+Featurizer = Callable[[list[Sentence]], torch.Tensor]  # sentences -> (their tokens, dim), in order
+
+
+@dataclass(frozen=True)
+class EmbeddingKind:
+    """One kind of embedding spec (`KIND` or `KIND:NAME`) and how the suite handles it.
+
+    - `takes_name`, `example`, `check_name`: the spec grammar. `example` is a valid spec shown in
+      errors; `check_name(name)` says what to write instead of a bad name (None: the name is good).
+    - `artifact(name, home)`: the file the embedding loads, below `home` (None: a kind without one);
+      `build_command(name)`: the command that builds it.
+    - `digested(path)`: what a cache key digests, in order, given the artifact path: files (hashed
+      as name, NUL, content) or, for a kind without artifact, bytes that define the embedding.
+    - `frozen(fine_tune)`: whether the embedding is fixed while a tagger trains (so cacheable),
+      for a tagger that fine-tunes its embeddings or not.
+    - `resolve(name, path)`: the Flair embedding, given the spec's name and its artifact path.
+    - `recognizes(embedding)`: whether a loaded Flair embedding is this kind's, in the form its fast
+      path handles; `featurizer(embedding, quantize)`: that fast path (None: Flair's own `embed`).
+    """
+
+    takes_name: bool
+    example: str
+    digested: Callable[[Optional[Path]], list[Union[Path, bytes]]]
+    frozen: Callable[[bool], bool]
+    resolve: Callable[[str, Optional[Path]], TokenEmbeddings]
+    recognizes: Callable[[TokenEmbeddings], bool]
+    check_name: Optional[Callable[[str], Optional[str]]] = None
+    artifact: Optional[Callable[[str, Path], Path]] = None
+    build_command: Optional[Callable[[str], str]] = None
+    featurizer: Optional[Callable[[TokenEmbeddings, bool], Featurizer]] = None
+
+
+EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
+    {
+        "charlm": EmbeddingKind(
+            takes_name=True,
+            example="charlm:de-forward",
+            check_name=charlm.check_name,
+            artifact=charlm.artifact,
+            build_command=charlm.build_command,
+            digested=charlm.digested,
+            frozen=charlm.frozen,
+            resolve=charlm.resolve,
+            recognizes=charlm.recognizes,
+            featurizer=charlm.CharLMFeatures,
+        ),
+        "fasttext": EmbeddingKind(
+            takes_name=True,
+            example="fasttext:de",
+            artifact=fasttext.artifact,
+            build_command=fasttext.build_command,
+            digested=fasttext.digested,
+            frozen=fasttext.frozen,
+            resolve=fasttext.resolve,
+            recognizes=fasttext.recognizes,
+            featurizer=fasttext.featurizer,
+        ),
+        "char": EmbeddingKind(
+            takes_name=False,
+            example="char",
+            digested=char.digested,
+            frozen=char.frozen,
+            resolve=char.resolve,
+            recognizes=char.recognizes,
+        ),
+    }
+)

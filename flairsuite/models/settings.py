@@ -1,0 +1,98 @@
+"""Tagger training settings: one frozen dataclass that holds the defaults and checks every value.
+
+`TrainSettings()` are the paper's settings (Akbik et al. 2018): SGD with learning rate 0.1,
+mini-batches of 32, up to 150 epochs, the learning rate halved after more than 3 epochs without a
+dev gain, no training on dev. The registry derives each tagger's defaults from it
+(`flairsuite.models.registry.PAPER_TRAIN`, `LINEAR_TRAIN`); an experiment's `train` and
+`tagger_train` mappings override single settings and are checked here, with the one-line messages
+the experiment loader reports (`train.max_epochs must be a positive integer (found 0)`).
+
+Run records and fingerprints hold the settings as a plain dict (`dataclasses.asdict`), values as
+written: an override `learning_rate: 1` stays the int 1, so a fingerprint never changes because
+of this class.
+"""
+
+from dataclasses import dataclass, fields, replace
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, Optional
+
+import torch
+
+from flairsuite.errors import FlairsuiteError, unknown_name_error
+from flairsuite.values import is_int, is_number, show
+
+OPTIMIZERS: Mapping[str, type[torch.optim.Optimizer]] = MappingProxyType({"sgd": torch.optim.SGD, "adam": torch.optim.Adam})
+
+# setting -> (what its value must be, the test)
+CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
+    {
+        "learning_rate": ("a positive number", lambda v: is_number(v) and v > 0),
+        "mini_batch_size": ("a positive integer", lambda v: is_int(v) and v > 0),
+        "max_epochs": ("a positive integer", lambda v: is_int(v) and v > 0),
+        "anneal_factor": ("a number in (0, 1]", lambda v: is_number(v) and 0 < v <= 1),
+        "patience": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
+        "optimizer": (f"one of: {', '.join(OPTIMIZERS)}", lambda v: isinstance(v, str) and v in OPTIMIZERS),
+        "train_with_dev": ("true or false", lambda v: isinstance(v, bool)),
+    }
+)
+
+
+def _check(key: str, value: Any, where: Optional[str] = None) -> None:
+    """A one-line error unless `value` suits setting `key`; `where` (e.g. `tagger_train.map`) prefixes the key."""
+    description, test = CHECKS[key]
+    if not test(value):
+        raise FlairsuiteError(f"{f'{where}.' if where else ''}{key} must be {description} (found {show(value)})")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """How a tagger is trained; the defaults are the paper's (see the module docstring)."""
+
+    learning_rate: float = 0.1
+    mini_batch_size: int = 32
+    max_epochs: int = 150
+    anneal_factor: float = 0.5
+    patience: int = 3
+    optimizer: str = "sgd"  # a key of OPTIMIZERS
+    train_with_dev: bool = False
+
+    def __post_init__(self) -> None:
+        for setting in fields(self):
+            _check(setting.name, getattr(self, setting.name))
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        """The names of the settings, in declaration order."""
+        return tuple(setting.name for setting in fields(cls))
+
+    @classmethod
+    def check_overrides(cls, where: str, data: Any) -> dict[str, Any]:
+        """`data` (a mapping of some settings, or None) as a dict, checked key by key in its order.
+
+        `where` names it in errors: `train`, `tagger_train.map`.
+        """
+        if data is None:
+            return {}
+        if not isinstance(data, Mapping):
+            raise FlairsuiteError(f"{where} must be a mapping of training settings, e.g. {{max_epochs: 20}}")
+        for key, value in data.items():
+            if key not in CHECKS:
+                raise FlairsuiteError(f"{where}: {unknown_name_error('training setting', str(key), list(cls.keys()))}")
+            _check(key, value, where)
+        return dict(data)
+
+    @classmethod
+    def from_mapping(cls, where: str, data: Any, base: Optional["TrainSettings"] = None) -> "TrainSettings":
+        """`base` (default: the paper's settings) with the settings in `data` replaced, checked as by `check_overrides`."""
+        return replace(base if base is not None else cls(), **cls.check_overrides(where, data))
+
+    def overridden(self, *overrides: Mapping[str, Any]) -> "TrainSettings":
+        """These settings with those of each mapping in `overrides` replaced, later ones winning (keys must be known)."""
+        merged: dict[str, Any] = {}
+        for override in overrides:
+            merged.update(override)
+        return replace(self, **merged)
+
+    def optimizer_class(self) -> type[torch.optim.Optimizer]:
+        """The torch optimizer that `optimizer` names."""
+        return OPTIMIZERS[self.optimizer]
