@@ -18,8 +18,8 @@ import torch
 
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.charlm.run import train_direction
-from flairsuite.charlm.trainer import Budget, Hyper, char_dictionary
-from flairsuite.rawtext.prepare import PreparedCorpus
+from flairsuite.charlm.trainer import Budget, Hyper
+from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
 
 
 class EventLog(logging.Handler):

@@ -31,6 +31,7 @@ import torch
 from flair.data import Corpus, Sentence
 from flair.models import SequenceTagger
 from flair.trainers import ModelTrainer
+from flair.trainers.plugins.loggers.metric_history import MetricHistoryPlugin
 from tqdm import tqdm
 
 import flairsuite
@@ -80,6 +81,7 @@ def train_one(run, out: Path, root: Path, corpora: Path) -> dict:
             save_final_model=False,
             create_file_logs=False,
             create_loss_file=False,
+            plugins=[MetricHistoryPlugin()],  # the dev score per epoch, in the result's "dev_score_history"
         )
         best = Path(base) / "best-model.pt"
         if best.is_file():  # the best dev epoch, as the suite keeps it

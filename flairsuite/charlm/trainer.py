@@ -23,14 +23,13 @@ from typing import Any, Optional
 import flair
 import torch
 import torch.nn.functional as F
-from flair.data import Dictionary
 from flair.models import LanguageModel
 from tqdm import tqdm
 
 from flairsuite.atomic import atomic_file
 from flairsuite.charlm.batches import StreamBatches
 from flairsuite.errors import FlairsuiteError
-from flairsuite.rawtext.prepare import PreparedCorpus
+from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
 from flairsuite.training import TrainingLoop
 
 
@@ -79,14 +78,6 @@ class Budget:
         over_time = self.max_hours is not None and progress.seconds >= self.max_hours * 3600
         over_chars = self.max_chars is not None and progress.chars >= self.max_chars
         return over_time or over_chars
-
-
-def char_dictionary(chars: list[str]) -> Dictionary:
-    """Flair's character dictionary: `<unk>` at 0, then `chars` in order (the ids of the prepared arrays)."""
-    dictionary = Dictionary(add_unk=True)
-    for char in chars:
-        dictionary.add_item(char)
-    return dictionary
 
 
 def evaluation_batches(ids: Any, hyper: Hyper, forward: bool) -> StreamBatches:

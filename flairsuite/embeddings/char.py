@@ -13,6 +13,8 @@ from typing import Optional
 from flair.data import Dictionary
 from flair.embeddings import CharacterEmbeddings, TokenEmbeddings
 
+from flairsuite.rawtext.prepare import char_dictionary
+
 CHARACTERS = "".join(
     dict.fromkeys(
         string.printable.strip()
@@ -24,10 +26,7 @@ CHARACTERS = "".join(
 
 def character_dictionary() -> Dictionary:
     """The built-in character set of `char`, with <unk> (id 0) for every other character."""
-    dictionary = Dictionary(add_unk=True)
-    for char in CHARACTERS:
-        dictionary.add_item(char)
-    return dictionary
+    return char_dictionary(CHARACTERS)
 
 
 def digested(path: Optional[Path]) -> list[bytes]:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from flair.data import Dictionary
 from tqdm import tqdm
 
 from flairsuite.atomic import atomic_folder, write_json
@@ -26,11 +27,19 @@ from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.exclusion import SentenceIndex, heldout_sentences
 
 PREPARE_VERSION = 1
-SPLITS = ("train", "valid", "test")
+PREPARED_SPLITS = ("train", "valid", "test")
 DELIMITER = "\n"  # between documents, as Flair's LanguageModel.document_delimiter
 ALWAYS_KEPT = (" ", DELIMITER)  # Flair pads with " "; documents end with the delimiter
 LINES = FileSpec(name="corpus", files=(), format=FormatSpec(kind="lines"))
 CHUNK_CHARS = 1 << 24
+
+
+def char_dictionary(chars: Iterable[str]) -> Dictionary:
+    """Flair's character dictionary: `<unk>` at 0, then `chars` in order (the ids of the prepared arrays)."""
+    dictionary = Dictionary(add_unk=True)
+    for char in chars:
+        dictionary.add_item(char)
+    return dictionary
 
 
 @dataclass(frozen=True)
@@ -146,9 +155,9 @@ def split_documents(
     config: PrepareConfig, sources: list[Source], index: SentenceIndex, folder: Path
 ) -> tuple[dict, Counter]:
     """Write each document (minus held-out sentences) to `<split>.txt`; per-source counts and char counts."""
-    handles = {split: (folder / f"{split}.txt").open("w", encoding="utf-8", newline="\n") for split in SPLITS}
+    handles = {split: (folder / f"{split}.txt").open("w", encoding="utf-8", newline="\n") for split in PREPARED_SPLITS}
     stats = {s.name: {"path": str(s.path), "documents": 0, "characters": 0, "sentences_removed": 0} for s in sources}
-    sizes = dict.fromkeys(SPLITS, 0)
+    sizes = dict.fromkeys(PREPARED_SPLITS, 0)
     counts: Counter = Counter()
     try:
         for position, (source, text) in enumerate(_documents(sources)):
@@ -193,7 +202,7 @@ def build(config: PrepareConfig, sources: list[Source], index: SentenceIndex, fo
         raise FlairsuiteError(f"{len(chars)} distinct characters do not fit uint16 ids; raise --unk-fraction")
     lookup = np.zeros(0x110000, dtype=np.uint16)  # 0 = <unk>
     lookup[[ord(c) for c in chars]] = np.arange(1, len(chars) + 1, dtype=np.uint16)
-    split_sizes = {split: encode_split(folder / f"{split}.txt", lookup, folder / f"{split}.bin") for split in SPLITS}
+    split_sizes = {split: encode_split(folder / f"{split}.txt", lookup, folder / f"{split}.bin") for split in PREPARED_SPLITS}
     empty = [split for split, size in split_sizes.items() if size == 0]
     if empty:
         documents = sum(s["documents"] for s in stats.values())

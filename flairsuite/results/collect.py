@@ -37,7 +37,7 @@ from flairsuite.values import is_int, is_number
 
 METRICS_FILE = "metrics.json"
 SCORES = ("precision", "recall", "f1")
-SPLITS = ("test", "dev")
+SCORED_SPLITS = ("test", "dev")
 
 
 class Leaf(NamedTuple):
@@ -83,7 +83,7 @@ SCHEMA: dict[str, Schema] = {
     "versions": OBJECT,
     "dev": SPLIT_SCORES,
     "test": SPLIT_SCORES,
-    "flair_f1": {split: FRACTION for split in SPLITS},
+    "flair_f1": {split: FRACTION for split in SCORED_SPLITS},
     "epochs": INTEGER,
     "seconds": NUMBER,
 }
@@ -156,8 +156,8 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
         row = {column: m[column] for column in RUN_COLUMNS}
         row["embedding_specs"] = " ".join(m["embedding_specs"])
         row["corpus_options"] = m["corpus_options"]
-        row.update({f"{split}_{score}": m[split][score] for split in SPLITS for score in SCORES})
-        row.update({f"flair_{split}_f1": m["flair_f1"][split] for split in SPLITS})
+        row.update({f"{split}_{score}": m[split][score] for split in SCORED_SPLITS for score in SCORES})
+        row.update({f"flair_{split}_f1": m["flair_f1"][split] for split in SCORED_SPLITS})
         row.update(epochs=m["epochs"], seconds=m["seconds"], path=str(run.path))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -168,7 +168,7 @@ def per_type_frame(runs: list[RunMetrics]) -> pd.DataFrame:
     rows = [
         {**{column: run.metrics[column] for column in RUN_COLUMNS}, "split": split, "type": name, **scores}
         for run in runs
-        for split in SPLITS
+        for split in SCORED_SPLITS
         for name, scores in run.metrics[split]["per_type"].items()
     ]
     return pd.DataFrame(rows, columns=[*RUN_COLUMNS, "split", "type", *TYPE_SCORES])

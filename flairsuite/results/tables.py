@@ -14,7 +14,7 @@ from typing import Callable, NamedTuple
 import pandas as pd
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.results.collect import SCORES, SPLITS
+from flairsuite.results.collect import SCORES, SCORED_SPLITS
 
 KEYS = ("embeddings", "tagger")
 FIX = "entity_fix"
@@ -42,8 +42,8 @@ STYLES = {
 
 def score_column(metric: str, split: str) -> str:
     """`("f1", "test")` -> `"test_f1"`; an unknown metric or split is an error."""
-    if metric not in SCORES or split not in SPLITS:
-        raise FlairsuiteError(f"metric must be one of {', '.join(SCORES)} and split one of {', '.join(SPLITS)}")
+    if metric not in SCORES or split not in SCORED_SPLITS:
+        raise FlairsuiteError(f"metric must be one of {', '.join(SCORES)} and split one of {', '.join(SCORED_SPLITS)}")
     return f"{split}_{metric}"
 
 

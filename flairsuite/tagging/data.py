@@ -9,11 +9,10 @@ from flair.data import Sentence
 
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.loading import to_flair
-from flairsuite.corpora.registry import dataset
+from flairsuite.corpora.registry import SPLITS, dataset
 from flairsuite.errors import FlairsuiteError
 
 SUBSAMPLE_SEED = 1  # the train subsample is fixed: the same sentences for every run, seed and tagger
-SPLITS = ("train", "dev", "test")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,79 @@
+"""The parity scripts (experiments/parity_flair.py, parity_compare.py) on a tiny LM pair and the fake Sturm.
+
+Both sides train the same grid: `flairsuite tag` and Flair's own ModelTrainer; the Flair side's
+metrics pass the collector's schema, name the same runs, and the comparison prints one row per
+cell with a verdict computed from the two sets of seeds.
+"""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from conftest import train_tiny_embeddings
+from test_tag_grid import experiment_yaml, tag, write_sturm
+
+from flairsuite.results.collect import collect, read_run
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+def script(name: str):
+    spec = importlib.util.spec_from_file_location(name, EXPERIMENTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def sides(tmp_path_factory):
+    root = tmp_path_factory.mktemp("parity")
+    home = train_tiny_embeddings(root, "both")
+    corpora = write_sturm(root / "corpora", repeat=2)
+    experiment = experiment_yaml(root / "p.yaml", "p", {"both": ["charlm:de-forward", "charlm:de-backward"]}, ["map-crf"], [1, 2],
+                                 "{max_epochs: 2, mini_batch_size: 4}", "[false]")
+    suite = tag(home, corpora, experiment)
+    assert suite.exit_code == 0, suite.output
+    return home, corpora, experiment
+
+
+def test_flair_side_writes_the_same_runs_in_the_collectors_schema(sides, monkeypatch, capsys):
+    home, corpora, experiment = sides
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(home))
+    parity_flair = script("parity_flair")
+    assert parity_flair.main([str(experiment), "--corpora-dir", str(corpora), "--threads", "1"]) == 0
+    suite_runs, flair_runs = (sorted(collect(home / "results" / name)["run"]) for name in ("p", "p-flair"))
+    assert flair_runs == suite_runs == ["sturm/both/map-crf/seed-1", "sturm/both/map-crf/seed-2"]
+    metrics = read_run(home / "results" / "p-flair" / "sturm/both/map-crf/seed-1" / "metrics.json").metrics
+    assert metrics["trainer"] == "flair.trainers.ModelTrainer" and metrics["experiment"] == "p-flair"
+    assert metrics["train"]["max_epochs"] == 2 and len(metrics["history"]) == 2
+    # scored by the suite's scorer on the raw tags: precision and recall give the F1
+    test = metrics["test"]
+    f1 = 0 if test["precision"] + test["recall"] == 0 else 2 * test["precision"] * test["recall"] / (test["precision"] + test["recall"])
+    assert test["f1"] == pytest.approx(f1)
+    # again: finished runs are skipped
+    assert parity_flair.main([str(experiment), "--corpora-dir", str(corpora)]) == 0
+    assert "2 finished before, 0 to train" in capsys.readouterr().out
+
+
+def test_compare_prints_the_difference_and_a_welch_interval(sides, capsys):
+    home, _, _ = sides
+    compare = script("parity_compare")
+    assert compare.main([str(home / "results" / "p"), str(home / "results" / "p-flair")]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| sturm")]
+    assert len(rows) == 1
+    cells = [cell.strip() for cell in rows[0].strip("|").split("|")]
+    ours = [read_run(p).metrics["test"]["f1"] * 100 for p in sorted((home / "results" / "p").rglob("metrics.json"))]
+    theirs = [read_run(p).metrics["test"]["f1"] * 100 for p in sorted((home / "results" / "p-flair").rglob("metrics.json"))]
+    diff, low, high = compare.welch_interval(ours, theirs)
+    assert float(cells[5]) == pytest.approx(sum(ours) / 2 - sum(theirs) / 2, abs=0.006)
+    assert cells[6] == f"[{low:+.2f}, {high:+.2f}]" and cells[7] == ("pass" if low > -1.0 else "FAIL")
+
+
+def test_welch_interval_matches_a_worked_example():
+    compare = script("parity_compare")
+    diff, low, high = compare.welch_interval([86.01, 87.44, 84.97, 86.29], [82.38, 84.18, 85.71, 85.19])
+    # by hand: means 86.1775 and 84.3650; variances 1.03089 and 2.15470; standard error 0.89241;
+    # Welch-Satterthwaite df 5.336; t(0.95, 5.336) = 1.98736
+    assert diff == pytest.approx(1.8125)
+    assert (low, high) == pytest.approx((1.8125 - 1.98736 * 0.89241, 1.8125 + 1.98736 * 0.89241), abs=1e-4)
+    assert compare.welch_interval([80.0, 80.0], [79.0, 79.0]) == (1.0, 1.0, 1.0)  # no spread: no interval
