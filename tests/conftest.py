@@ -8,6 +8,12 @@ import pytest
 from click.testing import CliRunner
 
 
+@pytest.fixture(autouse=True)
+def separate_home(tmp_path_factory, monkeypatch) -> None:
+    """Every test (and every process it starts) gets its own $FLAIRSUITE_HOME: nothing lands in the checkout."""
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(tmp_path_factory.mktemp("home")))
+
+
 def write_file(path: Path, content: Union[str, bytes], compress: bool = False) -> Path:
     """Write `content` (str as UTF-8, or raw bytes) to `path`, gzip-compressed if asked."""
     path.parent.mkdir(parents=True, exist_ok=True)

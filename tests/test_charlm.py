@@ -255,3 +255,38 @@ def test_window_ramp_and_stream_windows() -> None:
     backward_inputs, backward_targets = StreamBatches(ids, 4, 5, forward=False).window(0, 3)
     assert backward_inputs[:, 0].tolist() == [40, 39, 38] and backward_targets[:, 0].tolist() == [39, 38, 37]
     assert forward.windows(3) == [0, 3, 6]
+
+
+def test_resume_continues_a_released_model_without_checkpoint(tmp_path, corpus_root) -> None:
+    """A released pair is committed without checkpoints: --resume continues its best-lm.pt at the data position of summary.json."""
+    text = tmp_path / "raw.txt"
+    text.write_text(fixture_text(), encoding="utf-8")
+    first = run_cli(*train_args(text, corpus_root, tmp_path / "a", 12000))
+    assert first.wait(timeout=300) == 0, first.stdout.read()
+    straight = run_cli(*train_args(text, corpus_root, tmp_path / "s", 24000))
+    assert straight.wait(timeout=300) == 0, straight.stdout.read()
+    released = tmp_path / "r" / "de-forward"
+    released.mkdir(parents=True)
+    for name in ("best-lm.pt", "summary.json"):
+        (released / name).write_bytes((tmp_path / "a" / "de-forward" / name).read_bytes())
+
+    refused = run_cli(*train_args(text, corpus_root, tmp_path / "r", 24000))
+    assert refused.wait(timeout=300) == 1
+    assert refused.stdout.read().strip().splitlines()[-1].endswith("holds a trained model: pass --resume to continue it or --force to start over")
+    other = run_cli(*train_args(text, corpus_root, tmp_path / "r", 24000), "--resume", "--hidden-size", "8")
+    assert other.wait(timeout=300) == 1
+    assert "cannot be continued with these settings (hidden_size differ)" in other.stdout.read()
+
+    continued = run_cli(*train_args(text, corpus_root, tmp_path / "r", 24000), "--resume")
+    assert continued.wait(timeout=300) == 0, continued.stdout.read()
+    before = json.loads((tmp_path / "a" / "de-forward" / "summary.json").read_text())
+    after = json.loads((released / "summary.json").read_text())
+    expected = json.loads((tmp_path / "s" / "de-forward" / "summary.json").read_text())
+    # the counters go on from the released run and the data position is where an uninterrupted run would be
+    assert after["history"][: len(before["history"])] == before["history"] and len(after["history"]) > len(before["history"])
+    assert (after["steps"], after["chars_seen"], after["epochs"]) == (expected["steps"], expected["chars_seen"], expected["epochs"])
+    # the weights moved on from the released ones (hidden state and random generators start afresh, so not bit-equal)
+    start = checkpoint.load(tmp_path / "a" / "de-forward" / "checkpoint.pt")["model"]
+    end = checkpoint.load(released / "checkpoint.pt")["model"]
+    assert any(not torch.equal(start[key], end[key]) for key in start)
+    assert after["valid_ppl"] == pytest.approx(expected["valid_ppl"], rel=0.05)

@@ -175,12 +175,23 @@ class CharLMTrainer(TrainingLoop[LMProgress]):
         self.hidden = tuple(h.to(self.device) for h in state["hidden"])
         self.progress = LMProgress(**state["progress"])
 
+    def data_position(self, steps: int) -> tuple[int, int, int]:
+        """(epoch, offset, characters seen) after `steps` updates from the start, replaying `step()`'s bookkeeping."""
+        epoch = offset = chars = 0
+        end = self.train_batches.stream_length
+        for _ in range(steps):
+            if offset >= end - 1:
+                epoch, offset = epoch + 1, 0
+            taken = min(offset + window_length(self.hyper, chars), end) - offset
+            offset, chars = offset + taken, chars + taken * self.hyper.batch_size
+        return epoch, offset, chars
+
     def warm_start(self, summary: dict[str, Any]) -> None:
         """Continue a released model (its `best-lm.pt` and `summary.json`, no checkpoint).
 
         The weights, counters, learning curve and learning rate come from the files; the data
-        position is recomputed from the characters seen (every step advances each stream by its
-        window). Not restored, as a checkpoint would: the random generators (reseeded) and the
+        position is replayed from the number of steps (`data_position`) and must give the
+        characters seen that the summary records. Not restored, as a checkpoint would: the random generators (reseeded) and the
         carried hidden state (zeros). SGD keeps no other state.
         """
         released = LanguageModel.load_language_model(self.model_path)
@@ -203,8 +214,12 @@ class CharLMTrainer(TrainingLoop[LMProgress]):
         self.model.load_state_dict(released.state_dict())
         history = summary.get("history") or []
         chars = int(summary["chars_seen"])
-        stream_steps = chars // self.hyper.batch_size
-        epoch, offset = divmod(stream_steps, self.train_batches.stream_length - 1)
+        epoch, offset, replayed = self.data_position(int(summary["steps"]))
+        if replayed != chars:
+            raise FlairsuiteError(
+                f"{self.out / 'summary.json'}: {chars:,} characters in {summary['steps']} steps do not fit this corpus and window "
+                f"schedule ({replayed:,}); continue it with the corpus and options it was trained with, or start over with --force"
+            )
         self.progress = LMProgress(
             epoch=epoch,
             offset=offset,
