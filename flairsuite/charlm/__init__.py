@@ -1,1 +1,3 @@
-"""Character language models: corpus preparation, training, reports."""
+"""Character language models: the recipes (hyper-parameter presets), the trainer around Flair's
+`LanguageModel` (`CharLMTrainer`, a `flairsuite.training.TrainingLoop`) and the `train-charlm`
+command. The raw text it trains on is prepared by `flairsuite.rawtext`."""

@@ -1,1 +1,3 @@
-"""Tagging experiments: cached embeddings, the training loop over them, decoding and scoring, the grid runner."""
+"""The experiment runner: the grid of runs, the embed-once cache, batches gathered from it, the tagger
+training loop (`TaggerTraining`), scoring and run locks. The tagger models themselves live in
+`flairsuite.models`; `inference` and `predict` never import this package."""
