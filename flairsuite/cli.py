@@ -204,6 +204,7 @@ def train_charlm(**options: Any) -> None:
     "--out", "out_dir", type=click.Path(file_okay=False), default=None,
     help="Folder for the vectors folder LANG-fasttext [default: wordvectors/ under $FLAIRSUITE_HOME].",
 )
+@click.option("--name", default=None, help="Vectors folder prefix [default: LANG]: vectors go to wordvectors/NAME-fasttext (spec fasttext:NAME).")
 @click.option("--force", is_flag=True, help="Replace existing vectors.")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads [default: all cores].")
@@ -217,7 +218,7 @@ def train_fasttext(**options: Any) -> None:
     \b
     Examples:
       flairsuite train-fasttext --lang de
-      flairsuite train-fasttext --lang de --dim 300 --epochs 10 --force
+      flairsuite train-fasttext --lang de --dim 300 --name de300     # spec fasttext:de300
     """
     from flairsuite.wordvectors.command import train_fasttext_command
 

@@ -142,3 +142,23 @@ def test_lookup_forms_follow_flair_word_embeddings():
     vocab = {"der": 0, "####": 1}
     assert covered("Der", vocab) and covered("2024", vocab) and not covered("Die", vocab)
     assert oov_tokens(Counter(["Der", "Die", "Die", "1999", "1"]), vocab) == 3
+
+
+def test_named_vectors_sit_beside_and_one_thread_retrains_them_bit_for_bit(trained, tmp_path, monkeypatch):
+    """`--name` gives a second set (spec fasttext:NAME); with one thread a retrain gives the same files, so
+    cache keys and experiment fingerprints that digest them survive a retrain on another machine."""
+    from flairsuite.embeddings import artifact_digest, build_command, resolve
+
+    root, _ = trained
+    args = ["train-fasttext", "--lang", "de", "--corpus", str(root / "corpus.txt"), "--corpora-dir", str(root / "corpora"), *TINY]
+    digests = []
+    for attempt in ("a", "b"):
+        home = tmp_path / attempt
+        monkeypatch.setenv("FLAIRSUITE_HOME", str(home))
+        assert run(*args, "--name", "de16").exit_code == 0
+        assert [p.name for p in (home / "wordvectors").iterdir()] == ["de16-fasttext"]
+        assert resolve("fasttext:de16", home).embedding_length == 16
+        digests.append(artifact_digest("fasttext:de16", home))
+    assert digests[0] == digests[1]
+    assert build_command("fasttext:de16") == "flairsuite train-fasttext --lang LANG --name de16"
+    assert build_command("fasttext:de") == "flairsuite train-fasttext --lang de"

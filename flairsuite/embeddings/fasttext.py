@@ -1,6 +1,7 @@
 """The `fasttext` kind: word vectors trained by `train-fasttext`, as Flair's `WordEmbeddings`.
 
-Spec `fasttext:LANG`; artifact `wordvectors/LANG-fasttext/vectors.kv` (gensim `KeyedVectors`, with
+Spec `fasttext:NAME` (NAME: the language, or the `--name` given to `train-fasttext`); artifact
+`wordvectors/NAME-fasttext/vectors.kv` (gensim `KeyedVectors`, with
 its side files) below the home folder. Fixed while a tagger trains. Fast inference path:
 `WordFeatures`, Flair's own vocabulary lookup for a whole batch at once.
 """
@@ -13,17 +14,18 @@ from flair.data import Sentence
 from flair.embeddings import TokenEmbeddings, WordEmbeddings
 
 from flairsuite.paths import wordvectors_dir
+from flairsuite.rawtext.language import raw_languages
 from flairsuite.wordvectors.store import VECTORS_FILE, vectors_files, vectors_folder
 
 
 def artifact(name: str, home: Path) -> Path:
-    """The vectors file of language `name` below `home`."""
+    """The vectors file of vectors `name` below `home`."""
     return vectors_folder(wordvectors_dir(home), name) / VECTORS_FILE
 
 
 def build_command(name: str) -> str:
-    """The `train-fasttext` call that trains the vectors of language `name`."""
-    return f"flairsuite train-fasttext --lang {name}"
+    """The `train-fasttext` call that trains vectors `name` (a language, or any name with --lang)."""
+    return f"flairsuite train-fasttext --lang {name}" if name in raw_languages() else f"flairsuite train-fasttext --lang LANG --name {name}"
 
 
 def digested(path: Optional[Path]) -> list[Path]:

@@ -36,7 +36,7 @@ def train_fasttext_command(options: dict[str, Any]) -> Iterator[str]:
     """Run `train-fasttext`; yields the closing summary lines."""
     lang, config = options["lang"], config_from(options)
     out = Path(options["out_dir"]) if options["out_dir"] else wordvectors_dir()
-    target = vectors_folder(out, lang)
+    target = vectors_folder(out, options.get("name") or lang)
     with atomic_folder(target, options["force"]) as temp:
         corpus = prepare_language(
             lang, options["corpus"], options["corpora_dir"], None, options["heldout_fraction"], seed=options["seed"]
@@ -55,6 +55,7 @@ def train_into(folder: Path, corpus: PreparedCorpus, config: FastTextConfig, roo
     seconds = time.monotonic() - started
     splits = list(labeled_tokens(language, root))
     vectors, added = augmented(model.wv, splits)
+    vectors.lifecycle_events = None  # no save time or temp path in the file: a retrain writes the same bytes
     vectors.save(str(folder / VECTORS_FILE))
     summary = {
         "language": language,
