@@ -290,3 +290,16 @@ def test_resume_continues_a_released_model_without_checkpoint(tmp_path, corpus_r
     end = checkpoint.load(released / "checkpoint.pt")["model"]
     assert any(not torch.equal(start[key], end[key]) for key in start)
     assert after["valid_ppl"] == pytest.approx(expected["valid_ppl"], rel=0.05)
+
+
+def test_damaged_summary_of_a_released_model_is_one_line(tmp_path) -> None:
+    from flairsuite.charlm.run import read_summary
+    from flairsuite.errors import FlairsuiteError
+
+    broken, partial = tmp_path / "broken.json", tmp_path / "partial.json"
+    broken.write_text("{not json", encoding="utf-8")
+    partial.write_text('{"chars_seen": 10, "steps": 1}', encoding="utf-8")
+    with pytest.raises(FlairsuiteError, match=r"broken.json: unreadable"):
+        read_summary(broken)
+    with pytest.raises(FlairsuiteError, match=r"partial.json: missing key 'hours'"):
+        read_summary(partial)

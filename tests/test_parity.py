@@ -77,3 +77,11 @@ def test_welch_interval_matches_a_worked_example():
     assert diff == pytest.approx(1.8125)
     assert (low, high) == pytest.approx((1.8125 - 1.98736 * 0.89241, 1.8125 + 1.98736 * 0.89241), abs=1e-4)
     assert compare.welch_interval([80.0, 80.0], [79.0, 79.0]) == (1.0, 1.0, 1.0)  # no spread: no interval
+
+
+def test_compare_without_runs_is_one_line(tmp_path, capsys):
+    compare = script("parity_compare")
+    (tmp_path / "empty").mkdir()
+    assert compare.main([str(tmp_path / "empty"), str(tmp_path / "empty")]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"Error: {tmp_path / 'empty'}") and "no metrics.json found" in error and "\n" not in error

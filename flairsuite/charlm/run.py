@@ -31,6 +31,18 @@ def writable_folder(folder: Path) -> Path:
     return folder
 
 
+def read_summary(path: Path) -> dict[str, Any]:
+    """A model's summary.json with the keys a warm start needs; anything else is a one-line error."""
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        missing = [key for key in ("chars_seen", "steps", "hours", "valid_ppl") if key not in summary]
+    except (OSError, ValueError, TypeError) as err:
+        raise FlairsuiteError(f"{path}: unreadable ({err}); restore it or start over with --force") from None
+    if missing:
+        raise FlairsuiteError(f"{path}: missing key '{missing[0]}'; restore it or start over with --force")
+    return summary
+
+
 def start_or_resume(trainer: CharLMTrainer, resume: bool, force: bool) -> None:
     """Resume from an existing checkpoint only when asked; never overwrite one silently."""
     if trainer.checkpoint_path.exists():
@@ -45,7 +57,7 @@ def start_or_resume(trainer: CharLMTrainer, resume: bool, force: bool) -> None:
                 f"{trainer.out} holds the checkpoint of an earlier run: pass --resume to continue it or --force to start over"
             )
     elif resume and trainer.model_path.exists() and (trainer.out / "summary.json").exists():
-        trainer.warm_start(json.loads((trainer.out / "summary.json").read_text(encoding="utf-8")))
+        trainer.warm_start(read_summary(trainer.out / "summary.json"))
         log.info("no checkpoint in %s: continuing its best-lm.pt at %s characters (fresh random state)", trainer.out, f"{trainer.progress.chars:,}")
     elif resume:
         log.warning("no checkpoint in %s: starting a new run", trainer.out)
