@@ -226,6 +226,56 @@ def train_fasttext(**options: Any) -> None:
         click.echo(line)
 
 
+@cli.command("train-bert")
+@click.option("--lang", required=True, help="Language: its raw-text set (as train-charlm), and the NER sets whose dev/test sentences are kept out.")
+@click.option(
+    "--corpus", multiple=True, type=click.Path(),
+    help="Text files or folders (.txt, .txt.gz), one document per line; default: the language's raw-text set (shared with train-charlm).",
+)
+@click.option("--name", default=None, help="Model folder [default: LANG-PRESET]: the model goes to bert/NAME (spec bert:NAME).")
+@click.option("--preset", default="cpu", show_default=True, help="cpu (4 x 256, about an hour on 2 cores) or paper (6 x 512, 8 heads, sequences of 320).")
+@click.option("--objective", default=None, help="mlm, mlm+nsp or mlm+sop [preset: mlm].")
+@click.option("--wwm/--no-wwm", default=None, help="Whole-word masking [preset: on].")
+@click.option("--positions", default=None, help="absolute or relative (Shaw-style key and value distances, clipped) [preset: relative].")
+@click.option("--attention", default=None, help="full, or wwa (Whole-Word Attention; needs relative positions) [preset: full].")
+@click.option("--layers", type=int, default=None, help="Transformer layers.")
+@click.option("--hidden-size", type=int, default=None, help="Hidden size.")
+@click.option("--heads", type=int, default=None, help="Attention heads.")
+@click.option("--seq-len", type=int, default=None, help="Tokens per training sequence (the saved tokenizer's model_max_length).")
+@click.option("--vocab-size", type=int, default=None, help="WordPiece vocabulary size.")
+@click.option("--batch-size", type=int, default=None, help="Sequences per batch.")
+@click.option("--learning-rate", type=float, default=None, help="Peak AdamW learning rate.")
+@click.option("--max-hours", type=float, default=None, help="Training time [default: 1 unless --max-tokens].")
+@click.option("--max-tokens", type=int, default=None, help="Tokens to train on (also the end of the learning-rate decay).")
+@click.option("--validate-minutes", type=float, default=None, help="Minutes of training between validations [preset: 5].")
+@click.option("--checkpoint-minutes", type=float, default=None, help="Minutes between checkpoints [preset: 5].")
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+    help="Folder for the model folder [default: bert/ under $FLAIRSUITE_HOME].",
+)
+@click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the model folder (exactly, after a kill).")
+@click.option("--force", is_flag=True, help="Discard an earlier run's checkpoint or model and start over.")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads [default: all cores].")
+@click.option("--seed", type=int, default=1, show_default=True)
+@corpora_dir_option
+def train_bert(**options: Any) -> None:
+    """Pre-train a small BERT from scratch (masked LM, whole-word masking, relative positions, Whole-Word Attention).
+
+    The model folder loads in plain transformers: AutoModel.from_pretrained(folder) for absolute
+    positions with full attention, with trust_remote_code=True (or after `import flairsuite.bert`) otherwise.
+
+    \b
+    Examples:
+      flairsuite train-bert --lang de --max-hours 1
+      flairsuite train-bert --lang de --attention wwa --name de-wwa
+      flairsuite train-bert --lang de --resume          # after a kill: continues exactly
+    """
+    from flairsuite.bert.command import train_bert_command
+
+    for line in train_bert_command(options):
+        click.echo(line)
+
+
 @cli.command("tag")
 @click.argument("experiment", type=click.Path(dir_okay=False))
 @click.option("--force", is_flag=True, help="Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid.")

@@ -5,10 +5,12 @@
 | `corpora_dir()` | `--corpora-dir`, else $FLAIRSUITE_CORPORA, else `<home>/corpora` | downloaded datasets |
 | `charlm_dir(home)` | `<home>/charlm` | character LMs, one folder per model (`de-forward/best-lm.pt`) |
 | `wordvectors_dir(home)` | `<home>/wordvectors` | fastText vectors, one folder per language (`de-fasttext/`) |
+| `bert_dir(home)` | `<home>/bert` | small BERTs, one Hugging Face model folder per model (`de-cpu/`) |
 | `results_dir(home)` | `<home>/results` | tagging runs, one folder per experiment |
 | `cache_dir(home)` | `<home>/cache` | what is computed once and reused: |
 | `prepared_dir(home)` | `<home>/cache/prepared` | raw text prepared for pre-training (shared by train-charlm and train-fasttext) |
 | `embeddings_cache_dir(home)` | `<home>/cache/embeddings` | frozen embeddings of corpus splits |
+| `bert_data_dir(home)` | `<home>/cache/bert-data` | prepared text as WordPiece ids for BERT pre-training |
 
 No other module builds these paths.
 """
@@ -45,6 +47,11 @@ def wordvectors_dir(root: Optional[Path] = None) -> Path:
     return (home() if root is None else root) / "wordvectors"
 
 
+def bert_dir(root: Optional[Path] = None) -> Path:
+    """Small BERTs below `root` (default: the home folder)."""
+    return (home() if root is None else root) / "bert"
+
+
 def results_dir(root: Optional[Path] = None) -> Path:
     """Tagging results below `root` (default: the home folder)."""
     return (home() if root is None else root) / "results"
@@ -63,3 +70,8 @@ def prepared_dir(root: Optional[Path] = None) -> Path:
 def embeddings_cache_dir(root: Optional[Path] = None) -> Path:
     """Frozen embeddings of corpus splits, one folder per embedding spec."""
     return cache_dir(root) / "embeddings"
+
+
+def bert_data_dir(root: Optional[Path] = None) -> Path:
+    """Prepared raw text tokenized for BERT pre-training, one folder per corpus and vocabulary."""
+    return cache_dir(root) / "bert-data"

@@ -1,0 +1,64 @@
+"""A fresh small BERT for given settings, and its Hugging Face model folder written file by file, atomically.
+
+Absolute positions with full attention make a standard `BertForMaskedLM` (or `BertForPreTraining`
+for sentence-pair objectives): plain `AutoModel.from_pretrained` loads it. Relative positions or
+Whole-Word Attention make the suite's own classes (`modeling_flairsuite_bert`), whose module is
+saved into the folder for `trust_remote_code=True`.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+from transformers import BertConfig, BertForMaskedLM, BertForPreTraining, PreTrainedModel, PreTrainedTokenizerBase
+
+from flairsuite.bert.modeling_flairsuite_bert import FlairsuiteBertConfig, FlairsuiteBertForMaskedLM, FlairsuiteBertForPreTraining
+from flairsuite.bert.settings import BertSettings
+from flairsuite.bert.vocabulary import PAD
+from flairsuite.errors import FlairsuiteError
+
+
+def model_config(settings: BertSettings, vocab_size: int) -> dict:
+    """The transformers configuration shared by both model families."""
+    return {
+        "vocab_size": vocab_size,
+        "hidden_size": settings.hidden_size,
+        "num_hidden_layers": settings.layers,
+        "num_attention_heads": settings.heads,
+        "intermediate_size": settings.intermediate_size,
+        "hidden_dropout_prob": settings.dropout,
+        "attention_probs_dropout_prob": settings.dropout,
+        "max_position_embeddings": settings.seq_len,
+        "pad_token_id": PAD,
+    }
+
+
+def build_model(settings: BertSettings, vocab_size: int, continuation: list[int]) -> PreTrainedModel:
+    """A randomly initialised pre-training model (MLM head, plus the sentence-pair head for NSP/SOP)."""
+    pairs = settings.objective != "mlm"
+    if settings.positions == "absolute":
+        return (BertForPreTraining if pairs else BertForMaskedLM)(BertConfig(**model_config(settings, vocab_size)))
+    config = FlairsuiteBertConfig(
+        **model_config(settings, vocab_size), attention=settings.attention, relative_clip=settings.relative_clip, window=settings.window
+    )
+    model = (FlairsuiteBertForPreTraining if pairs else FlairsuiteBertForMaskedLM)(config)
+    model.bert.set_continuation(continuation)
+    return model
+
+
+def save_model(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, folder: Path) -> None:
+    """Write the model folder (weights as safetensors, tokenizer, and for the suite's own classes their module).
+
+    Each file is written to a temporary folder first and then renamed into place, weights last but
+    one, so a kill leaves every file whole; a `checkpoint.pt` in `folder` is left alone.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=folder, prefix=".save-") as temp:
+            model.save_pretrained(temp, safe_serialization=True)
+            tokenizer.save_pretrained(temp)
+            names = sorted(os.listdir(temp), key=lambda name: name == "config.json")
+            for name in names:
+                os.replace(Path(temp) / name, folder / name)
+    except OSError as err:
+        raise FlairsuiteError(f"cannot write the model to {folder}: {err.strerror or err}") from None

@@ -1,0 +1,123 @@
+"""`flairsuite train-bert`: prepare and tokenize the raw text, pre-train, write the model folder, summary and curve."""
+
+import json
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from flairsuite.atomic import atomic_file, write_json
+from flairsuite.bert.data import tokenize_corpus
+from flairsuite.bert.settings import settings_from
+from flairsuite.bert.trainer import BertTrainer, TokenBudget
+from flairsuite.errors import FlairsuiteError
+from flairsuite.paths import bert_data_dir, bert_dir
+from flairsuite.rawtext.language import describe, prepare_language
+
+
+def budget_from(max_hours: Any, max_tokens: Any) -> TokenBudget:
+    """The budget: --max-hours and/or --max-tokens (one hour when neither is given)."""
+    if max_hours is None and max_tokens is None:
+        max_hours = 1.0
+    if (max_hours is not None and max_hours <= 0) or (max_tokens is not None and max_tokens <= 0):
+        raise FlairsuiteError("--max-hours and --max-tokens must be positive")
+    return TokenBudget(max_hours, max_tokens)
+
+
+def start_or_resume(trainer: BertTrainer, resume: bool, force: bool) -> None:
+    """Continue a checkpoint only when asked; never overwrite a checkpoint or a trained model silently."""
+    if trainer.checkpoint_path.exists():
+        if force:
+            trainer.checkpoint_path.unlink()
+        elif resume:
+            trainer.restore()
+            return
+        else:
+            raise FlairsuiteError(f"{trainer.out} holds the checkpoint of an earlier run: pass --resume to continue it or --force to start over")
+    elif (trainer.out / "config.json").exists() and not force:
+        raise FlairsuiteError(f"{trainer.out} holds a trained model: pass --force to replace it")
+    trainer.start()
+
+
+def plot_curve(history: list[dict[str, float]], title: str, path: Path) -> None:
+    """MLM accuracy and loss (train and valid) over tokens seen, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tokens = [point["tokens"] / 1e6 for point in history]
+    figure, (accuracy, loss) = plt.subplots(1, 2, figsize=(9, 3.6))
+    for axis, key, label in ((accuracy, "accuracy", "MLM accuracy"), (loss, "loss", "MLM loss per masked token")):
+        axis.plot(tokens, [p[f"train_{key}"] for p in history], marker=".", label="train")
+        axis.plot(tokens, [p[f"valid_{key}"] for p in history], marker="o", label="valid")
+        axis.set_xlabel("tokens seen (millions)")
+        axis.set_ylabel(label)
+        axis.grid(alpha=0.3)
+        axis.legend()
+    figure.suptitle(title)
+    figure.tight_layout()
+    with atomic_file(path) as temp:
+        figure.savefig(temp, format="png", dpi=110)
+    plt.close(figure)
+
+
+def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
+    """Run `train-bert`; yields the report lines."""
+    settings = settings_from(options["preset"], options)
+    budget = budget_from(options["max_hours"], options["max_tokens"])
+    if options["threads"]:
+        torch.set_num_threads(options["threads"])
+    name = options["name"] or f"{options['lang']}-{options['preset']}"
+    out = (Path(options["out_dir"]) if options["out_dir"] else bert_dir()) / name
+    prepared = prepare_language(options["lang"], options["corpus"], options["corpora_dir"], seed=options["seed"])
+    yield from describe(prepared)
+    data = tokenize_corpus(prepared, settings.vocab_size, bert_data_dir())
+    splits = data.meta["splits"]
+    yield f"tokenized: {data.path} (vocabulary {data.meta['vocab_size']:,}; train {splits['train']['tokens']:,} tokens)"
+    trainer = BertTrainer(data, out, settings, options["seed"])
+    start_or_resume(trainer, options["resume"], options["force"])
+    if len(trainer.train_samples) < settings.batch_size:
+        raise FlairsuiteError(f"the corpus gives {len(trainer.train_samples)} training samples, fewer than one batch; use more text or a smaller --batch-size")
+    progress = trainer.train(budget, desc=name)
+    best = type(trainer.model).from_pretrained(out).to(trainer.device)
+    trainer.model = best
+    test_loss, test_accuracy = trainer.evaluate(data.samples("test", trainer.rule.content))
+    best_point = min(progress.history, key=lambda point: point["valid_loss"])
+    summary = {
+        "model": str(out),
+        "tokens_seen": progress.tokens,
+        "steps": progress.steps,
+        "epochs": round(progress.epoch + progress.offset / len(trainer.train_samples), 4),
+        "hours": round(progress.seconds / 3600, 3),
+        "tokens_per_second": round(progress.tokens / max(progress.seconds, 1e-9)),
+        "valid_loss": round(best_point["valid_loss"], 4),
+        "valid_accuracy": round(best_point["valid_accuracy"], 4),
+        "test_loss": round(test_loss, 4),
+        "test_accuracy": round(test_accuracy, 4),
+        "parameters": sum(p.numel() for p in best.parameters()),
+        "device": str(trainer.device),
+        "threads": torch.get_num_threads(),
+        "settings": asdict(settings),
+        "data": data.meta,
+        "corpus": prepared.meta,
+        "history": progress.history,
+    }
+    write_json(out / "summary.json", summary)
+    plot_curve(progress.history, f"{name}: masked LM ({settings.objective}, {settings.positions}, {settings.attention})", out / "learning-curve.png")
+    yield f"{'model':<16}{'tokens':>14}{'hours':>8}{'tokens/s':>10}{'valid acc':>11}{'test acc':>10}{'test loss':>11}"
+    yield (
+        f"{name:<16}{progress.tokens:>14,}{summary['hours']:>8.2f}{summary['tokens_per_second']:>10,}"
+        f"{summary['valid_accuracy']:>11.4f}{test_accuracy:>10.4f}{test_loss:>11.4f}"
+    )
+    yield f"{name}: {out} (summary.json, learning-curve.png); load with transformers: {load_hint(out)}"
+
+
+def load_hint(folder: Path) -> str:
+    """How plain transformers loads the folder."""
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    if "auto_map" in config:
+        return f"AutoModel.from_pretrained('{folder}', trust_remote_code=True), or after `import flairsuite.bert` without it"
+    return f"AutoModel.from_pretrained('{folder}')"

@@ -1,0 +1,247 @@
+"""The pre-training loop of a small BERT: time- or token-boxed, checkpointed, exactly resumable.
+
+A `flairsuite.training.TrainingLoop`: a step is one batch. The samples of an epoch come in the
+order of a permutation drawn from (seed, epoch), their masks from (seed, epoch, sample index)
+(`flairsuite.bert.masking`), so the data side of a run needs no state beyond (epoch, offset);
+the checkpoint adds model, optimizer, counters and the random generators (dropout). The loss is
+computed on the masked positions only: the vocabulary projection runs on 15 % of the tokens.
+
+Learning rate: linear warm-up over `warmup_tokens` (at most a tenth of the horizon), then linear decay to 10 % at the decay
+horizon (`--max-tokens` when given, else the preset's `decay_tokens`), constant after it. It is a
+function of tokens seen, not of time, so the same run gives the same weights on any machine.
+Validation (MLM loss and accuracy on the first `valid_samples` valid samples, fixed masks) comes
+every `validate_minutes`; the best model so far is the one in the folder.
+"""
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from flairsuite.bert.build import build_model, save_model
+from flairsuite.bert.data import PackedSamples, TokenizedCorpus
+from flairsuite.bert.masking import IGNORE, MaskingRule, training_batch
+from flairsuite.bert.settings import BertSettings
+from flairsuite.bert.vocabulary import continuation_ids, hf_tokenizer
+from flairsuite.errors import FlairsuiteError
+from flairsuite.training import TrainingLoop
+
+
+@dataclass
+class BertProgress:
+    """Counters of a pre-training run that survive a resume (a dict in the checkpoint)."""
+
+    epoch: int = 0
+    offset: int = 0
+    steps: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    best_valid_loss: float = math.inf
+    history: list[dict[str, float]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TokenBudget:
+    """When to stop: after `max_hours` of training time or `max_tokens` tokens (whichever first)."""
+
+    max_hours: Optional[float] = None
+    max_tokens: Optional[int] = None
+
+    def spent(self, progress: BertProgress) -> bool:
+        over_time = self.max_hours is not None and progress.seconds >= self.max_hours * 3600
+        return over_time or (self.max_tokens is not None and progress.tokens >= self.max_tokens)
+
+
+def learning_rate(settings: BertSettings, tokens: int, horizon: int) -> float:
+    """The learning rate after `tokens` (module docstring)."""
+    warmup = max(1, min(settings.warmup_tokens, horizon // 10))
+    if tokens < warmup:
+        return settings.learning_rate * max(tokens, 1) / warmup
+    span = max(horizon - warmup, 1)
+    return settings.learning_rate * max(0.1, 1.0 - 0.9 * (tokens - warmup) / span)
+
+
+def parameter_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    """AdamW groups: no weight decay on biases and LayerNorm weights."""
+    decay, plain = [], []
+    for name, parameter in model.named_parameters():
+        (plain if parameter.ndim < 2 or "LayerNorm" in name else decay).append(parameter)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0}]
+
+
+class BertTrainer(TrainingLoop[BertProgress]):
+    """Pre-trains one small BERT from a tokenized corpus into the model folder `out`."""
+
+    def __init__(self, data: TokenizedCorpus, out: Path, settings: BertSettings, seed: int = 1) -> None:
+        self.data, self.out, self.settings, self.seed = data, out, settings, seed
+        self.checkpoint_path = out / "checkpoint.pt"
+        vocab_size = data.meta["vocab_size"]
+        self.rule = MaskingRule(settings.objective, settings.wwm, vocab_size, settings.seq_len, seed)
+        self.train_samples = data.samples("train", self.rule.content)
+        self.valid_samples = data.samples("valid", self.rule.content)
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        torch.manual_seed(seed)
+        tokenizer = data.tokenizer()
+        self.tokenizer = hf_tokenizer(tokenizer, settings.seq_len)
+        self.model = build_model(settings, vocab_size, continuation_ids(tokenizer)).to(self.device)
+        self.optimizer = torch.optim.AdamW(parameter_groups(self.model, settings.weight_decay), lr=settings.learning_rate, eps=1e-6)
+        self.progress = BertProgress()
+        self.budget = TokenBudget()
+        self._order: tuple[int, np.ndarray] = (-1, np.empty(0, dtype=np.int64))
+
+    # -- checkpoint -------------------------------------------------------------------------------
+
+    def identity(self) -> dict[str, Any]:
+        """What a checkpoint must match to be resumed by this trainer."""
+        return {"settings": asdict(self.settings), "data": self.data.path.name, "seed": self.seed}
+
+    def state(self) -> dict[str, Any]:
+        return {
+            **self.identity(),
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "progress": asdict(self.progress),
+        }
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        mismatched = [key for key, value in self.identity().items() if state.get(key) != value]
+        if mismatched:
+            raise FlairsuiteError(
+                f"{self.checkpoint_path} was made with other settings ({', '.join(mismatched)} differ); "
+                "resume with the same options, or start over with --force"
+            )
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.progress = BertProgress(**state["progress"])
+
+    # -- data and loss ----------------------------------------------------------------------------
+
+    def epoch_order(self, epoch: int) -> np.ndarray:
+        """The order of the training samples in `epoch`, a permutation drawn from (seed, epoch)."""
+        if self._order[0] != epoch:
+            self._order = (epoch, np.random.default_rng([self.seed, epoch]).permutation(len(self.train_samples)))
+        return self._order[1]
+
+    def next_batch(self) -> dict[str, torch.Tensor]:
+        """The next training batch (an epoch's last batch may be smaller); advances epoch and offset."""
+        progress = self.progress
+        if progress.offset >= len(self.train_samples):
+            progress.epoch, progress.offset = progress.epoch + 1, 0
+        indices = self.epoch_order(progress.epoch)[progress.offset : progress.offset + self.settings.batch_size]
+        progress.offset += len(indices)
+        return training_batch(self.train_samples, indices.tolist(), progress.epoch, self.rule)
+
+    def losses(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int, int]:
+        """(loss, correct predictions, masked positions) of a batch; the MLM head sees masked positions only."""
+        batch = {name: tensor.to(self.device, non_blocking=True) for name, tensor in batch.items()}
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda"):
+            output = self.model.bert(
+                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], token_type_ids=batch["token_type_ids"]
+            )
+            chosen = batch["labels"] != IGNORE
+            logits = self.model.cls.predictions(output[0][chosen]).float()
+            targets = batch["labels"][chosen]
+            loss = F.cross_entropy(logits, targets)
+            if self.rule.pairs:
+                loss = loss + F.cross_entropy(self.model.cls.seq_relationship(output[1]).float(), batch["pair_labels"])
+        correct = int((logits.argmax(-1) == targets).sum())
+        return loss, correct, int(targets.numel())
+
+    def evaluate(self, samples: PackedSamples) -> tuple[float, float]:
+        """(MLM loss per masked token, MLM accuracy) on the first `valid_samples` samples, with fixed masks."""
+        was_training = self.model.training
+        self.model.eval()
+        total = correct = count = 0.0
+        size = min(self.settings.valid_samples, len(samples))
+        with torch.no_grad():
+            for start in range(0, size, self.settings.batch_size):
+                indices = list(range(start, min(start + self.settings.batch_size, size)))
+                batch = training_batch(samples, indices, 0, self.rule)
+                loss, right, masked = self.losses(batch)
+                total, correct, count = total + loss.item() * masked, correct + right, count + masked
+        self.model.train(was_training)
+        return total / max(count, 1), correct / max(count, 1)
+
+    # -- the phases of TrainingLoop.run() -----------------------------------------------------------
+
+    def train(self, budget: TokenBudget, desc: str = "train-bert") -> BertProgress:
+        self.budget, self.desc = budget, desc
+        return self.run()
+
+    def _clock(self) -> float:
+        self.progress.seconds = time.perf_counter() - self._started
+        return self.progress.seconds
+
+    def begin(self) -> None:
+        self.model.train()
+        self._last_validation = self._last_checkpoint = self.progress.seconds
+        self._window = {"loss": 0.0, "correct": 0, "masked": 0}
+        self._bar = tqdm(total=self.budget.max_tokens, initial=self.progress.tokens, unit="tok", unit_scale=True, desc=self.desc)
+        self._started = time.perf_counter() - self.progress.seconds
+
+    def done(self) -> bool:
+        return self.budget.spent(self.progress)
+
+    def step(self) -> None:
+        batch = self.next_batch()
+        horizon = self.budget.max_tokens or self.settings.decay_tokens
+        for group in self.optimizer.param_groups:
+            group["lr"] = learning_rate(self.settings, self.progress.tokens, horizon)
+        loss, correct, masked = self.losses(batch)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip)
+        self.optimizer.step()
+        tokens = int(batch["attention_mask"].sum())
+        self.progress.steps += 1
+        self.progress.tokens += tokens
+        window = self._window
+        window["loss"] += loss.item() * masked
+        window["correct"] += correct
+        window["masked"] += masked
+        self._clock()
+        self._bar.update(tokens)
+        if self.progress.steps % 5 == 0:
+            self._bar.set_postfix(loss=f"{window['loss'] / max(window['masked'], 1):.3f}", acc=f"{window['correct'] / max(window['masked'], 1):.3f}")
+
+    def validation_due(self) -> bool:
+        due = self.progress.seconds - self._last_validation >= self.settings.validate_minutes * 60
+        return due or self.budget.spent(self.progress)
+
+    def validate(self) -> None:
+        valid_loss, valid_accuracy = self.evaluate(self.valid_samples)
+        window = self._window
+        if valid_loss < self.progress.best_valid_loss:
+            self.progress.best_valid_loss = valid_loss
+            save_model(self.model, self.tokenizer, self.out)
+        self.progress.history.append(
+            {
+                "tokens": self.progress.tokens,
+                "seconds": round(self.progress.seconds, 1),
+                "train_loss": window["loss"] / max(window["masked"], 1),
+                "train_accuracy": window["correct"] / max(window["masked"], 1),
+                "valid_loss": valid_loss,
+                "valid_accuracy": valid_accuracy,
+                "lr": self.optimizer.param_groups[0]["lr"],
+            }
+        )
+        self._window = {"loss": 0.0, "correct": 0, "masked": 0}
+        self._last_validation = self._clock()
+
+    def checkpoint_due(self, validated: bool) -> bool:
+        interval = self.progress.seconds - self._last_checkpoint >= self.settings.checkpoint_minutes * 60
+        return validated or self.budget.spent(self.progress) or interval
+
+    def checkpoint(self) -> None:
+        self.save_checkpoint()
+        self._last_checkpoint = self._clock()
+
+    def finish(self) -> BertProgress:
+        self._bar.close()
+        return self.progress

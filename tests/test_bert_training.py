@@ -1,0 +1,182 @@
+"""`flairsuite train-bert` on fixture text: learning, SIGKILL and exact resume, loading in plain transformers, one-line errors."""
+
+import json
+import math
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+from safetensors.torch import load_file
+
+from flairsuite import checkpoint
+from flairsuite.cli import cli
+
+WORDS = [
+    "Donaudampfschifffahrt", "Kapitän", "Briefwechsel", "Anna", "schreibt", "Berlin", "München", "Sturmzeitschrift",
+    "geht", "heute", "Verlagshaus", "nach", "Walden", "Übersetzung",
+]
+
+
+@pytest.fixture(scope="module")
+def raw(tmp_path_factory) -> tuple[Path, Path]:
+    """(raw text with learnable repetition, a corpora folder with a tiny Sturm set)."""
+    folder = tmp_path_factory.mktemp("raw")
+    rng = random.Random(0)
+    lines = []
+    for _ in range(1500):
+        subject, place = rng.choice(WORDS[3:7]), rng.choice(["Berlin", "München"])
+        lines.append(f"{subject} schreibt heute nach {place} . {rng.choice(WORDS)} geht nach {place} .")
+    text = folder / "raw.txt"
+    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    sturm = folder / "corpora" / "sturm"
+    sturm.mkdir(parents=True)
+    for split in ("train", "dev", "test"):
+        (sturm / f"{split}_sturm.conll").write_text("Hallo O\n\n", encoding="utf-8")
+    return text, folder / "corpora"
+
+
+def bert_args(raw: tuple[Path, Path], out: Path, max_tokens: int, *extra: str) -> list[str]:
+    text, corpora = raw
+    return [
+        "train-bert", "--lang", "de", "--corpus", str(text), "--corpora-dir", str(corpora), "--out", str(out), "--name", "tiny",
+        "--layers", "1", "--hidden-size", "32", "--heads", "2", "--seq-len", "32", "--vocab-size", "150", "--batch-size", "8",
+        "--learning-rate", "0.003", "--threads", "1", "--max-tokens", str(max_tokens), *extra,
+    ]
+
+
+def run_cli(*args: str) -> subprocess.Popen:
+    code = "import sys; from flairsuite.cli import main; sys.argv = ['flairsuite', *sys.argv[1:]]; main()"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
+
+
+def error_line(output: str) -> str:
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    assert "Traceback" not in output and lines[-1].startswith("Error: ")
+    return lines[-1]
+
+
+def loads_in_plain_transformers(folder: Path, tmp_path: Path, remote: bool) -> list[float]:
+    """The first hidden values of the model loaded by plain transformers in a fresh process (flairsuite never imported)."""
+    script = (
+        "import sys, torch; from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer;"
+        f"folder = r'{folder}'; kwargs = {{'trust_remote_code': True}} if {remote} else {{}};"
+        "tokenizer = AutoTokenizer.from_pretrained(folder); model = AutoModel.from_pretrained(folder, **kwargs).eval();"
+        "AutoModelForMaskedLM.from_pretrained(folder, **kwargs);"
+        "batch = tokenizer(['Anna schreibt heute nach München .'], return_tensors='pt');"
+        "hidden = model(**batch).last_hidden_state; assert 'flairsuite' not in sys.modules, 'flairsuite was imported';"
+        "print(type(model).__name__, tokenizer.model_max_length, hidden[0, :, 0].tolist())"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": str(tmp_path / "hf-modules"), "PYTHONPATH": ""}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    name, max_length, values = done.stdout.strip().splitlines()[-1].split(" ", 2)
+    assert max_length == "32"
+    return [name, *json.loads(values)]
+
+
+@pytest.mark.parametrize("positions, attention", [("absolute", "full"), ("relative", "wwa")])
+def test_tiny_bert_learns_and_loads_in_plain_transformers(raw, tmp_path, positions: str, attention: str) -> None:
+    args = bert_args(raw, tmp_path, 40000, "--positions", positions, "--attention", attention, "--validate-minutes", "0.01")
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "tiny"
+    summary = json.loads((folder / "summary.json").read_text())
+    history = summary["history"]
+    assert len(history) >= 3 and summary["tokens_seen"] >= 40000
+    assert history[-1]["valid_loss"] < history[0]["valid_loss"] < math.log(150)  # the loss falls from chance level
+    assert summary["valid_loss"] < 0.5 * math.log(150)
+    assert summary["valid_accuracy"] > 0.2 and summary["test_accuracy"] > 0.2
+    assert (folder / "learning-curve.png").stat().st_size > 1000 and (folder / "model.safetensors").is_file()
+    config = json.loads((folder / "config.json").read_text())
+    assert ("auto_map" in config) == (positions == "relative")
+    name, *values = loads_in_plain_transformers(folder, tmp_path, remote=positions == "relative")
+    assert name == ("BertModel" if positions == "absolute" else "FlairsuiteBertModel")
+    # the same numbers from the suite's own loading path
+    from transformers import AutoModel, AutoTokenizer
+
+    import flairsuite.bert  # noqa: F401  (registers the model type)
+
+    model = AutoModel.from_pretrained(folder).eval()
+    batch = AutoTokenizer.from_pretrained(folder)(["Anna schreibt heute nach München ."], return_tensors="pt")
+    with torch.no_grad():
+        ours = model(**batch).last_hidden_state[0, :, 0]
+    assert torch.allclose(ours, torch.tensor(values), atol=1e-5)
+
+
+def wait_for_checkpoint(path: Path, steps: int, process: subprocess.Popen) -> None:
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        assert process.poll() is None, process.stdout.read()
+        if path.exists():
+            try:
+                if checkpoint.load(path)["progress"]["steps"] >= steps:
+                    return
+            except Exception:  # replaced while being read
+                pass
+        time.sleep(0.2)
+    raise AssertionError("no checkpoint appeared")
+
+
+def test_sigkill_then_resume_gives_the_same_weights(raw, tmp_path) -> None:
+    tokens = 30000
+    common = ("--attention", "wwa", "--checkpoint-minutes", "0", "--validate-minutes", "1000")
+    straight = run_cli(*bert_args(raw, tmp_path / "a", tokens, *common))
+    assert straight.wait(timeout=300) == 0, straight.stdout.read()
+    killed = run_cli(*bert_args(raw, tmp_path / "b", tokens, *common))
+    wait_for_checkpoint(tmp_path / "b" / "tiny" / "checkpoint.pt", 40, killed)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    assert checkpoint.load(tmp_path / "b" / "tiny" / "checkpoint.pt")["progress"]["tokens"] < tokens
+    refused = CliRunner().invoke(cli, bert_args(raw, tmp_path / "b", tokens, *common))
+    assert refused.exit_code == 1 and "--resume" in error_line(refused.output)
+    resumed = run_cli(*bert_args(raw, tmp_path / "b", tokens, *common), "--resume")
+    assert resumed.wait(timeout=300) == 0, resumed.stdout.read()
+    a = json.loads((tmp_path / "a" / "tiny" / "summary.json").read_text())
+    b = json.loads((tmp_path / "b" / "tiny" / "summary.json").read_text())
+    assert a["steps"] == b["steps"] and a["tokens_seen"] == b["tokens_seen"]
+    weights_a = load_file(tmp_path / "a" / "tiny" / "model.safetensors")
+    weights_b = load_file(tmp_path / "b" / "tiny" / "model.safetensors")
+    assert weights_a.keys() == weights_b.keys()
+    assert all(torch.allclose(weights_a[key].float(), weights_b[key].float(), atol=1e-6) for key in weights_a)
+    assert b["valid_loss"] == pytest.approx(a["valid_loss"], rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (("--attention", "wwa", "--positions", "absolute"), "--attention wwa needs --positions relative"),
+        (("--objective", "mlm+xyz"), "--objective must be one of mlm, mlm+nsp, mlm+sop"),
+        (("--hidden-size", "30", "--heads", "4"), "not divisible"),
+        (("--preset", "huge"), "unknown preset 'huge'"),
+        (("--vocab-size", "3"), "--vocab-size must lie between"),
+        (("--max-tokens", "0"), "must be positive"),
+    ],
+)
+def test_bad_options_are_one_line_errors(raw, tmp_path, extra: tuple[str, ...], message: str) -> None:
+    result = CliRunner().invoke(cli, [*bert_args(raw, tmp_path, 1000), *extra])
+    assert result.exit_code == 1
+    assert message in error_line(result.output)
+
+
+def test_bad_corpora_and_checkpoints_are_one_line_errors(raw, tmp_path) -> None:
+    runner = CliRunner()
+    _, corpora = raw
+    missing = runner.invoke(cli, bert_args((tmp_path / "nope.txt", corpora), tmp_path, 1000))
+    assert missing.exit_code == 1 and "nope.txt: no such file or folder" in error_line(missing.output)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    result = runner.invoke(cli, bert_args((empty, corpora), tmp_path, 1000))
+    assert result.exit_code == 1 and "holds no text" in error_line(result.output)
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "checkpoint.pt").write_bytes(b"garbage")
+    corrupt = runner.invoke(cli, [*bert_args(raw, tmp_path, 1000), "--resume"])
+    assert corrupt.exit_code == 1 and re.search("corrupt or unreadable checkpoint", error_line(corrupt.output))
