@@ -90,6 +90,14 @@ def test_rare_characters_become_unk_and_preparation_is_cached(prepared, tmp_path
     again = prepare(config, corpus_root, tmp_path / "prepared")
     assert again.path == prepared.path
     assert np.array_equal(again.array("train"), prepared.array("train"))
+    # the key follows content, not timestamps: a fresh copy of the same files (new mtimes) hits the cache ...
+    for path in (tmp_path / "raw.txt", corpus_root / "sturm" / "dev_sturm.conll"):
+        os.utime(path, (time.time() + 3600, time.time() + 3600))
+    assert prepare(config, corpus_root, tmp_path / "prepared").path == prepared.path
+    # ... and changed content does not
+    with (tmp_path / "raw.txt").open("a", encoding="utf-8") as handle:
+        handle.write("Anna schreibt Franz in Wien .\n")
+    assert prepare(config, corpus_root, tmp_path / "prepared").path != prepared.path
 
 
 def test_tiny_lm_learns_and_loads_in_plain_flair(prepared, tmp_path) -> None:

@@ -26,7 +26,7 @@ from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.exclusion import SentenceIndex, heldout_sentences
 
-PREPARE_VERSION = 1
+PREPARE_VERSION = 1  # the prepared files' format (the cache key holds it)
 PREPARED_SPLITS = ("train", "valid", "test")
 DELIMITER = "\n"  # between documents, as Flair's LanguageModel.document_delimiter
 ALWAYS_KEPT = (" ", DELIMITER)  # Flair pads with " "; documents end with the delimiter
@@ -65,8 +65,7 @@ class Source:
     encoding: str = "utf-8"
 
     def identity(self) -> list:
-        stat = self.path.stat()
-        return [self.name, str(self.path.resolve()), stat.st_size, stat.st_mtime_ns]
+        return [self.name, str(self.path.resolve()), file_digest(self.path)]
 
 
 @dataclass
@@ -87,6 +86,15 @@ class PreparedCorpus:
     def chars(self) -> list[str]:
         """The dictionary's characters; index i + 1 is the id of chars[i] (0 is `<unk>`)."""
         return json.loads((self.path / "vocab.json").read_text(encoding="utf-8"))["chars"]
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes: the cache key follows content, not timestamps (a fresh copy of the same data hits the cache)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def corpus_sources(raw_set: str, corpus: Iterable[str], root: Path) -> list[Source]:
@@ -115,7 +123,7 @@ def cache_key(config: PrepareConfig, sources: list[Source], heldout_files: list[
         "version": PREPARE_VERSION,
         "config": asdict(config),
         "sources": [s.identity() for s in sources],
-        "heldout": [[str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for p in heldout_files],
+        "heldout": [[str(p.resolve()), file_digest(p)] for p in heldout_files],
     }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
