@@ -226,6 +226,40 @@ def train_fasttext(**options: Any) -> None:
         click.echo(line)
 
 
+@cli.command("compact-fasttext")
+@click.argument("source")
+@click.option("--dataset", "datasets", multiple=True, help="Labeled dataset whose tokens the compact vectors must cover (repeatable).")
+@click.option("--name", required=True, help="Name of the compact vectors: wordvectors/NAME-fasttext (spec fasttext:NAME).")
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+    help="Folder of the vectors folders [default: wordvectors/ under $FLAIRSUITE_HOME].",
+)
+@click.option("--force", is_flag=True, help="Replace existing vectors of that name.")
+@corpora_dir_option
+def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir: Optional[str], force: bool, corpora_dir: Optional[str]) -> None:
+    """Keep only the vectors of fasttext:SOURCE that the tokens of some labeled datasets are looked up as.
+
+    On those datasets the compact file gives every token the vector the full one gives (Flair's
+    lookup: word, lowercased, digit-normalised); other words get <unk>. The quickstart ships one.
+
+    \b
+    Example:
+      flairsuite compact-fasttext de --dataset sturm --name de-quickstart
+    """
+    from pathlib import Path
+
+    from flairsuite.paths import corpora_dir as datasets_dir
+    from flairsuite.paths import wordvectors_dir
+    from flairsuite.wordvectors.compact import compact_command
+
+    out = Path(out_dir) if out_dir else wordvectors_dir()
+    summary = compact_command(source, datasets, name, out, datasets_dir(corpora_dir), force)
+    click.echo(
+        f"{out / (name + '-fasttext')}: {summary['entries']:,} of fasttext:{source}'s vectors for {summary['corpus_words']:,} words of "
+        f"{', '.join(datasets)} ({summary['uncovered_words']} without one), {summary['bytes'] / 1e6:.1f} MB"
+    )
+
+
 @cli.command("train-bert")
 @click.option("--lang", required=True, help="Language: its raw-text set (as train-charlm), and the NER sets whose dev/test sentences are kept out.")
 @click.option(

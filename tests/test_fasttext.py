@@ -162,3 +162,35 @@ def test_named_vectors_sit_beside_and_one_thread_retrains_them_bit_for_bit(train
     assert digests[0] == digests[1]
     assert build_command("fasttext:de16") == "flairsuite train-fasttext --lang LANG --name de16"
     assert build_command("fasttext:de") == "flairsuite train-fasttext --lang de"
+
+
+def test_compact_vectors_give_the_corpus_tokens_the_full_vectors(trained, monkeypatch):
+    root, _ = trained
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(root / "home"))
+    result = run("compact-fasttext", "de", "--dataset", "sturm", "--name", "de-small", "--corpora-dir", str(root / "corpora"))
+    assert result.exit_code == 0, result.output
+    from flair.data import Sentence
+    from flair.embeddings import WordEmbeddings
+
+    full = WordEmbeddings(str(vectors_path(root)))
+    small = WordEmbeddings(str(root / "home" / "wordvectors" / "de-small-fasttext" / "vectors.kv"))
+    words = "Der König besuchte Walden . Berlin ist schön schrieb".split()  # every token of the Sturm fixture
+    a, b = Sentence(words), Sentence(words)
+    full.embed(a)
+    small.embed(b)
+    assert all(torch_equal(x.embedding, y.embedding) and x.embedding.norm() > 0 for x, y in zip(a, b))
+    summary = json.loads((root / "home" / "wordvectors" / "de-small-fasttext" / "summary.json").read_text())
+    assert summary["corpus_words"] == len(set(words)) and summary["entries"] <= len(set(words))
+    assert len(small.vocab) < len(full.vocab)
+    assert "Gericht" in full.vocab
+    other = Sentence(["Gericht"])  # in the raw text, not in Sturm: the full vectors know it, the compact ones do not
+    small.embed(other)
+    assert other[0].embedding.norm() == 0
+    missing = CliRunner().invoke(cli, ["compact-fasttext", "xx", "--dataset", "sturm", "--name", "x", "--corpora-dir", str(root / "corpora")])
+    assert "no vectors" in error_line(missing)
+
+
+def torch_equal(x, y) -> bool:
+    import torch
+
+    return bool(torch.equal(x, y))
