@@ -41,7 +41,7 @@ from flairsuite.atomic import write_json
 from flairsuite.bert.data import TokenizedCorpus, tokenize_corpus
 from flairsuite.bert.settings import settings_from
 from flairsuite.bert.trainer import BertTrainer, TokenBudget
-from flairsuite.bert.vocabulary import CLS, SEP
+from flairsuite.bert.vocabulary import CLS, PAD, SEP
 from flairsuite.paths import bert_data_dir
 from flairsuite.rawtext.language import prepare_language
 
@@ -62,11 +62,17 @@ def settings(args: argparse.Namespace, **overrides: Any):
 
 
 def run_suite(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """The suite's training steps (validation and checkpoints, which the Trainer run does not do, left out of the clock)."""
     trainer = BertTrainer(corpus(args.vocab_size), out, settings(args), seed=args.seed)
     trainer.start()
+    trainer.budget, trainer.desc = TokenBudget(max_tokens=args.tokens), "flairsuite"
+    trainer.begin()
     started = time.perf_counter()
-    progress = trainer.train(TokenBudget(max_tokens=args.tokens), desc="flairsuite")
+    while not trainer.done():
+        trainer.step()
     seconds = time.perf_counter() - started
+    trainer.finish()
+    progress = trainer.progress
     loss, accuracy = trainer.evaluate(trainer.valid_samples)
     return {"tokens": progress.tokens, "steps": progress.steps, "seconds": seconds, "valid_loss": loss, "valid_accuracy": accuracy}
 
@@ -96,10 +102,10 @@ def run_transformers(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     collator = collator_class(suite.tokenizer, mlm_probability=0.15)
     seen = {"tokens": 0}
 
-    def counting(features):
-        batch = collator(features)
-        seen["tokens"] += int(batch["attention_mask"].sum()) if "attention_mask" in batch else int((batch["input_ids"] != 0).sum())
-        return batch
+    def count_tokens(module, positional, keywords) -> None:
+        """Tokens the model is trained on (not padding), counted where the batch enters the model."""
+        if module.training:
+            seen["tokens"] += int((keywords["input_ids"] != PAD).sum())
 
     warmup = min(chosen.warmup_tokens, args.tokens // 10)
     training = TrainingArguments(
@@ -120,7 +126,8 @@ def run_transformers(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         seed=args.seed,
         disable_tqdm=False,
     )
-    trainer = Trainer(model=suite.model, args=training, train_dataset=SampleDataset(suite.train_samples), data_collator=counting)
+    suite.model.register_forward_pre_hook(count_tokens, with_kwargs=True)
+    trainer = Trainer(model=suite.model, args=training, train_dataset=SampleDataset(suite.train_samples), data_collator=collator)
     started = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - started
@@ -200,7 +207,8 @@ def memory_child(args: argparse.Namespace) -> int:
         return real(self, scores, key_mask, head_mask)
 
     modeling.FlairsuiteRelativeSelfAttention.probabilities = counting
-    words = int(trainer.model.bert.word_ids(ids, mask).max(dim=1).values.float().mean()) + 1
+    per_sequence = trainer.model.bert.word_ids(ids, mask).max(dim=1).values.double() + 1  # m of each sequence
+    words, words_squared = float(per_sequence.mean()), float(per_sequence.pow(2).mean())
     before = status_kb("VmRSS")
     Path("/proc/self/clear_refs").write_text("5")  # the peak (VmHWM) starts again from the current RSS
     started = time.perf_counter()
@@ -208,7 +216,8 @@ def memory_child(args: argparse.Namespace) -> int:
     output[0].float().pow(2).mean().backward()
     seconds = time.perf_counter() - started
     added = (status_kb("VmHWM") - before) / 1024
-    print("RESULT " + json.dumps({"energies_per_layer": sum(energies) / chosen.layers, "words": words, "seconds": seconds, "added_mb": added}))
+    result = {"energies_per_layer": sum(energies) / chosen.layers, "words": words, "words_squared": words_squared, "seconds": seconds, "added_mb": added}
+    print("RESULT " + json.dumps(result))
     return 0
 
 
@@ -221,11 +230,11 @@ def memory(args: argparse.Namespace) -> dict[str, Any]:
     for length in LENGTHS:
         runs = {kind: in_child(args, "--memory-child", "--attention", kind, "--length", str(length)) for kind in ("full", "wwa")}
         m = runs["wwa"]["words"]
-        equation = m * m + (2 * window + 1) * length
+        equation = runs["wwa"]["words_squared"] + (2 * window + 1) * length  # Eq. 9, averaged over the sequences' own m
         row = {"n": length, "m": m, "full": runs["full"]["energies_per_layer"], "wwa": runs["wwa"]["energies_per_layer"], "eq9": equation,
                "rss_full_mb": runs["full"]["added_mb"], "rss_wwa_mb": runs["wwa"]["added_mb"], "seconds": {k: r["seconds"] for k, r in runs.items()}}
         rows.append(row)
-        print(f"{length:>5}{m:>11}{row['full']:>11,.0f}{row['wwa']:>14,.0f}{equation:>21,}{row['wwa'] / row['full']:>10.2f}"
+        print(f"{length:>5}{m:>11.1f}{row['full']:>11,.0f}{row['wwa']:>14,.0f}{equation:>21,.0f}{row['wwa'] / row['full']:>10.2f}"
               f"{row['rss_full_mb']:>13,.0f}{row['rss_wwa_mb']:>12,.0f}")
     return {"rows": rows}
 
