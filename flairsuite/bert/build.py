@@ -12,6 +12,7 @@ from pathlib import Path
 
 from transformers import BertConfig, BertForMaskedLM, BertForPreTraining, PreTrainedModel, PreTrainedTokenizerBase
 
+from flairsuite.atomic import current_umask
 from flairsuite.bert.modeling_flairsuite_bert import FlairsuiteBertConfig, FlairsuiteBertForMaskedLM, FlairsuiteBertForPreTraining
 from flairsuite.bert.settings import BertSettings
 from flairsuite.bert.vocabulary import PAD
@@ -59,6 +60,7 @@ def save_model(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, folde
             tokenizer.save_pretrained(temp)
             names = sorted(os.listdir(temp), key=lambda name: name == "config.json")
             for name in names:
+                (Path(temp) / name).chmod(0o666 & ~current_umask())  # safetensors writes 0600
                 os.replace(Path(temp) / name, folder / name)
     except OSError as err:
         raise FlairsuiteError(f"cannot write the model to {folder}: {err.strerror or err}") from None
