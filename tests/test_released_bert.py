@@ -26,8 +26,9 @@ def test_release_is_complete_and_small(summary) -> None:
 
 
 def test_release_loads_and_predicts_better_than_chance(summary) -> None:
-    import flairsuite.bert  # noqa: F401  (registers the model type)
     from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    import flairsuite.bert  # noqa: F401  (registers the model type)
 
     model = AutoModelForMaskedLM.from_pretrained(FOLDER).eval()
     tokenizer = AutoTokenizer.from_pretrained(FOLDER)
