@@ -66,39 +66,98 @@ def corpora_list(corpora_dir: Optional[str]) -> None:
     click.echo(registry_table(root).to_string(index=False))
 
 
+def corpus_options(command: Any) -> Any:
+    """The options that pick a corpus for `corpora stats` and `corpora check`: a registered dataset's, or an own corpus folder's.
+
+    The command is called with the corpus's DatasetSpec, the corpora directory and the splits asked for (None: all).
+    """
+    options = [
+        click.option("--level", default=None, help="GermEval 2014: outer (default) or inner entities."),
+        click.option("--granularity", default=None, help="LER: fine (19 types, default) or coarse (7 types)."),
+        click.option(
+            "--option", "extra", multiple=True, metavar="KEY=VALUE",
+            help="Any other dataset option, or key of a corpus folder (train=FILE, dev=FILE, test=FILE, encoding, comment, docstart, name).",
+        ),
+        click.option("--splits", default=None, help="Comma-separated splits to read (default: all the corpus has)."),
+        click.option("--format", "file_format", default=None, help="Corpus folder: column (default), conllu or spans_json."),
+        click.option("--sep", default=None, help="Corpus folder, column format: whitespace (default), tab or space."),
+        click.option("--text", default=None, help="Corpus folder, column format: token column (default 0; negative: from the end)."),
+        click.option("--label", default=None, help="Corpus folder: tag column (column format: default -1, the last); conllu: misc:KEY or a column."),
+        click.option("--scheme", default=None, help="Corpus folder: auto (default), bio, iob1 or bioes; all are read as BIO."),
+        click.option("--dev-fraction", default=None, help="Corpus folder without a dev file: dev is this share of train (fixed sample)."),
+        corpora_dir_option,
+    ]
+
+    def picked(name: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...], splits: Optional[str],
+               corpora_dir: Optional[str], file_format: Optional[str], **own: Optional[str]) -> Any:
+        from flairsuite.paths import corpora_dir as resolve
+
+        spec = corpus_spec(name, level, granularity, extra, format=file_format, **own)
+        return command(spec, resolve(corpora_dir), split_list(splits))
+
+    picked.__name__, picked.__doc__ = command.__name__, command.__doc__
+    for option in reversed(options):
+        picked = option(picked)
+    return picked
+
+
+def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...], **own: Optional[str]) -> Any:
+    """The DatasetSpec of NAME_OR_PATH: a registered dataset with its options, or the corpus folder read with the own-corpus keys."""
+    from pathlib import Path
+
+    from flairsuite.corpora.own import entry_from_texts, is_folder_argument, own_corpus
+    from flairsuite.corpora.registry import dataset
+
+    pairs = parse_key_values(extra)
+    own_given = {key: value for key, value in own.items() if value is not None}
+    if is_folder_argument(argument):
+        registry_given = [flag for flag, value in (("--level", level), ("--granularity", granularity)) if value is not None]
+        if registry_given:
+            raise FlairsuiteError(f"{registry_given[0]} is an option of registered datasets; {argument} is a corpus folder")
+        return own_corpus(entry_from_texts({"path": argument, **pairs, **own_given}), Path.cwd())
+    if own_given:
+        flag = "--" + next(iter(own_given)).replace("_", "-")
+        raise FlairsuiteError(f"{flag} is for a corpus folder, and '{argument}' is a registered dataset (for a folder of that name: ./{argument})")
+    options = dict(pairs, level=level, granularity=granularity)
+    return dataset(argument, **{k: v for k, v in options.items() if v is not None})
+
+
+def split_list(splits: Optional[str]) -> Optional[list[str]]:
+    """`--splits dev,test` -> ["dev", "test"]; None: all."""
+    return [s for s in splits.split(",") if s] if splits else None
+
+
+def scheme_line(spec: Any) -> Optional[str]:
+    """How an own corpus's tags were read: `scheme: bioes (auto: 12 E-/S- tags), read as BIO; types: loc per`."""
+    if spec.scheme_rule is None:
+        return None
+    dev = f"; dev: {spec.dev_fraction * 100:g}% of train" if spec.dev_fraction is not None else ""
+    return f"scheme: {spec.format.scheme} ({spec.scheme_rule}), read as BIO; types: {' '.join(spec.types)}{dev}"
+
+
 @corpora.command("stats")
-@click.argument("name")
-@click.option("--level", default=None, help="GermEval 2014: outer (default) or inner entities.")
-@click.option("--granularity", default=None, help="LER: fine (19 types, default) or coarse (7 types).")
-@click.option("--option", "extra", multiple=True, metavar="KEY=VALUE", help="Any other dataset option.")
-@click.option("--splits", default=None, help="Comma-separated splits to count (default: all registered).")
-@corpora_dir_option
-def corpora_stats(
-    name: str,
-    level: Optional[str],
-    granularity: Optional[str],
-    extra: tuple[str, ...],
-    splits: Optional[str],
-    corpora_dir: Optional[str],
-) -> None:
+@click.argument("name", metavar="NAME_OR_PATH")
+@corpus_options
+def corpora_stats(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
     """Sentences, tokens and entities per split and per type, after repair, with the repairs made.
+
+    NAME_OR_PATH is a registered dataset, or a folder of your own (a path with '/', or a folder
+    that is no registered name) whose train/dev/test files are found by name.
 
     \b
     Examples:
       flairsuite corpora stats sturm
       flairsuite corpora stats germeval14 --level inner
       flairsuite corpora stats danish-ner --option train_size=5k
+      flairsuite corpora stats data/letters/ --scheme auto --dev-fraction 0.1
     """
-    from flairsuite.corpora.registry import dataset
     from flairsuite.corpora.stats import corpus_stats
-    from flairsuite.paths import corpora_dir as resolve
 
-    options = dict(parse_key_values(extra), level=level, granularity=granularity)
-    spec = dataset(name, **{k: v for k, v in options.items() if v is not None})
-    root = resolve(corpora_dir)
-    stats = corpus_stats(spec, root, [s for s in splits.split(",") if s] if splits else None)
+    stats = corpus_stats(spec, root, splits)
     chosen = ", ".join(f"{k}={v}" for k, v in spec.options.items())
     click.echo(f"{spec.name}: {spec.title}" + (f" [{chosen}]" if chosen else ""))
+    if scheme_line(spec):
+        click.echo(scheme_line(spec))
     click.echo(stats.summary.to_string())
     if not stats.types.empty:
         click.echo(f"\n{'entities' if spec.task == 'ner' else 'tags'} by type (after repair):")
@@ -106,6 +165,31 @@ def corpora_stats(
     if not stats.repairs.empty:
         click.echo("\nrepairs made (see README, 'Rules the loaders apply'):")
         click.echo(stats.repairs.to_string())
+
+
+@corpora.command("check")
+@click.argument("name", metavar="NAME_OR_PATH")
+@corpus_options
+def corpora_check(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
+    """Read every split of a corpus as `flairsuite tag` would; the first bad line is one `file:line` error.
+
+    NAME_OR_PATH as for `corpora stats`. Prints one line per split and `ok` when all is well.
+
+    \b
+    Examples:
+      flairsuite corpora check data/letters/
+      flairsuite corpora check data/letters/ --format conllu --label misc:NE
+      flairsuite corpora check sturm
+    """
+    from flairsuite.corpora.labeled import read_splits
+
+    data = read_splits(spec, root, splits)
+    if scheme_line(spec):
+        click.echo(scheme_line(spec))
+    for split, part in data.items():
+        tokens = sum(len(s.tokens) for s in part.sentences)
+        click.echo(f"{split}: {part.source}: {len(part.sentences):,} sentences, {tokens:,} tokens, {sum(part.repairs.values())} repairs")
+    click.echo(f"ok: {spec.name}")
 
 
 @corpora.command("fetch")
@@ -427,8 +511,13 @@ def results(
 @click.argument("model", type=click.Path())
 @click.argument("file", type=click.Path())
 @click.option(
-    "--format", "fmt", type=click.Choice(["column", "json"]), default="column", show_default=True,
-    help="column: token TAB tag, a blank line between sentences; json: one object per sentence with its spans.",
+    "--format", "fmt", type=click.Choice(["column", "json", "tei", "html"]), default="column", show_default=True,
+    help="column: token TAB tag, a blank line between sentences; json: one object per sentence with its spans; "
+    "tei: TEI P5 (a TEI/XML FILE is tagged in place); html: one self-contained page with the entities highlighted.",
+)
+@click.option(
+    "--markup-map", type=click.Path(dir_okay=False), default=None,
+    help="YAML map of entity type to TEI element for --format tei, e.g. `work: title` or `LOC: name[@type=place]`.",
 )
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to this file (atomically) [default: stdout].")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Sentences per batch at most [default: 256 fast, 32 (Flair's) with --no-fast].")
@@ -437,31 +526,72 @@ def results(
     help="flairsuite's fast path (int8 LSTMs, length-bucketed batches) or the model's own Flair predict.",
 )
 @click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule (Zöllner et al. 2021, §4.3) before writing tags and spans.")
-def predict(model: str, file: str, fmt: str, out: Optional[str], batch_size: Optional[int], fast: bool, entity_fix: bool) -> None:
+def predict(
+    model: str, file: str, fmt: str, markup_map: Optional[str], out: Optional[str], batch_size: Optional[int], fast: bool, entity_fix: bool
+) -> None:
     """Tag the raw text FILE (UTF-8) with MODEL, any saved suite tagger (cse included); sentences and tokens as Flair splits them.
 
     Tags are the decoder's raw per-token tags (with --entity-fix: after that rule); JSON spans are those Flair's predict would attach,
     with token indices (end exclusive), character offsets in FILE and confidences.
 
+    TEI: a plain text becomes a TEI P5 document (one <p> per paragraph, text and whitespace kept); a TEI/XML FILE (.xml, .tei,
+    or starting with '<') keeps every byte and gets entity elements inside its <p>, <s> and <ab> that hold only text and
+    milestones (<lb/>, <pb/>); entities that would cross markup are skipped and counted. Types map to persName, placeName,
+    orgName, date, else <name type="...">; --markup-map changes that.
+
     \b
     Examples:
       flairsuite predict results/sturm-table3/sturm/proposed/bilstm-crf/seed-1/model.pt letter.txt
       flairsuite predict model.pt letter.txt --format json --out letter.jsonl
+      flairsuite predict model.pt edition.xml --format tei --out edition-ner.xml
+      flairsuite predict model.pt letter.txt --format html --out letter.html
     """
     import time
     from pathlib import Path
 
     from flairsuite.atomic import write_text
-    from flairsuite.predict import predict_file
+    from flairsuite.predict import predict_document
 
     start = time.perf_counter()
-    text, sentences, tokens = predict_file(Path(model), Path(file), fmt, fast, batch_size, entity_fix)
+    found = predict_document(Path(model), Path(file), fmt, fast, batch_size, entity_fix, Path(markup_map) if markup_map else None)
     if out:
-        write_text(Path(out), text)
+        write_text(Path(out), found.text)
     else:
-        click.echo(text, nl=False)
-    seconds = time.perf_counter() - start
-    click.echo(f"tagged {sentences:,} sentences, {tokens:,} tokens in {seconds:.1f} s", err=True)
+        click.echo(found.text, nl=False)
+    click.echo(found.summary(time.perf_counter() - start), err=True)
+
+
+@cli.command("serve")
+@click.argument("model", type=click.Path())
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface; the server has no authentication).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port to listen on; 0 picks a free one.")
+@click.option("--max-chars", type=click.IntRange(min=1), default=100_000, show_default=True, help="Longest text accepted, in characters (longer: HTTP 413).")
+@click.option("--fast/--no-fast", default=True, show_default=True, help="flairsuite's fast path or the model's own Flair predict (as for predict).")
+@click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule before reading spans (as for predict).")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="torch threads [default: torch's, one per core].")
+@click.option("--access-log/--no-access-log", default=True, show_default=True, help="Log one line per request.")
+def serve(model: str, host: str, port: int, max_chars: int, fast: bool, entity_fix: bool, threads: Optional[int], access_log: bool) -> None:
+    """Serve MODEL (any saved suite tagger) over HTTP: a page at / to paste a text and see its entities, and POST /tag.
+
+    POST /tag takes {"text": "..."} (application/json) or the text itself (text/plain, UTF-8) and answers
+    {"spans": [{"start", "end", "text", "type", "confidence"}], "sentences": N, "tokens": N}, offsets in characters
+    of the text. Errors are JSON {"error": "..."}: 400 empty or not UTF-8 or malformed, 413 too long, 415 wrong type.
+    The model is loaded once; needs the serve extra (pip install 'flairsuite[serve]').
+
+    \b
+    Examples:
+      flairsuite serve results/sturm-table3/sturm/proposed/bilstm-crf/seed-1/model.pt
+      curl -s localhost:8000/tag -H 'Content-Type: application/json' -d '{"text": "Anna reiste nach Berlin."}'
+    """
+    from pathlib import Path
+
+    import torch
+
+    from flairsuite.serve.server import serve as run_server
+
+    if threads:
+        torch.set_num_threads(threads)
+    run_server(Path(model), host, port, click.echo, access_log, max_chars=max_chars, fast=fast, entity_fix=entity_fix)
 
 
 def parse_key_values(pairs: tuple[str, ...]) -> dict[str, str]:

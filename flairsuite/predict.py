@@ -1,4 +1,4 @@
-"""`flairsuite predict`: tag a raw text file with a saved suite tagger, as token/tag columns or JSON spans.
+"""`flairsuite predict`: tag a raw text file with a saved suite tagger, as token/tag columns, JSON spans, TEI or HTML.
 
 Any tagger of the registry (`flairsuite.models.registry.TAGGERS`) loads: the Flair SequenceTaggers
 (LCRF-NER saves itself as one) and `cse` (`ClassStartEndTagger`). Sentence splitting and tokenisation
@@ -10,9 +10,15 @@ confidences (a CSE entity's tokens all carry its span confidence, so the mean is
 and the spans are read from the fixed tags. `fast` runs `flairsuite.inference.FastTagger` (int8,
 length-bucketed); otherwise the model's own Flair `predict` (CSE's labels spans: they are read back as
 BIO tags).
+
+The markup formats (`flairsuite.markup`) write the spans at their character offsets in the input (Flair's
+sentence and token start positions): `tei` a TEI P5 document of a plain text, or the TEI/XML input (a name
+ending .xml/.tei, or text starting with `<`) with entity elements inserted in place; `html` one page.
 """
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -24,15 +30,24 @@ from flair.splitter import SegtokSentenceSplitter
 
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
+from flairsuite.markup.html import render_html
+from flairsuite.markup.spans import Span
+from flairsuite.markup.tei import Markup, tag_in_place, tei_document
+from flairsuite.markup.typemap import DEFAULT_TYPE_MAP, TypeMap, load_type_map
+from flairsuite.markup.xmlsource import parse_xml
 from flairsuite.models.crf import Tagged
 from flairsuite.models.entity_fix import entity_fix as fix_tags
 from flairsuite.models.registry import saved_classes
 
 FLAIR_BATCH_SIZE = 32  # SequenceTagger.predict's default mini_batch_size
+FORMATS = ("column", "json", "tei", "html")
+MARKUP_FORMATS = ("tei", "html")
+XML_SUFFIXES = (".xml", ".tei")
+BOM = "\ufeff"
 
 
-def read_text(path: Path) -> str:
-    """The file's text (UTF-8, a BOM dropped); a missing, unreadable, non-UTF-8 or blank file is a one-line error."""
+def read_source(path: Path) -> str:
+    """The file's text (UTF-8, a BOM kept as U+FEFF); a missing, unreadable or non-UTF-8 file is a one-line error."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -40,11 +55,16 @@ def read_text(path: Path) -> str:
     except OSError as err:
         raise InputError(path, None, f"cannot read the file: {err.strerror or err}") from None
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         column = err.start - data.rfind(b"\n", 0, err.start)
         raise InputError(path, line, f"not valid utf-8: byte 0x{data[err.start]:02x} at column {column} (convert the file, e.g. with iconv)") from None
+
+
+def read_text(path: Path) -> str:
+    """The file's text (UTF-8, a BOM dropped); a missing, unreadable, non-UTF-8 or blank file is a one-line error."""
+    text = read_source(path).removeprefix(BOM)
     if not text.strip():
         raise InputError(path, None, "no text to tag: the file is empty or blank")
     return text
@@ -148,14 +168,119 @@ def fixed(tagged: Tagged) -> Tagged:
     return [list(zip(fix_tags([t for t, _ in tags]), [c for _, c in tags])) for tags in tagged]
 
 
-def predict_file(model_path: Path, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool = False) -> tuple[str, int, int]:
-    """The tagged text of `input_path` in format `fmt` (Entity-Fix applied on request), with its numbers of sentences and tokens."""
-    sentences = split(read_text(input_path))
+def char_spans(text: str, sentences: Sequence[Sentence], tagged: Tagged) -> list[Span]:
+    """The spans of the tags (as `sentence_json` reads them) at their character offsets in `text`, the text the sentences were split from."""
+    found = []
+    for sentence, tags in zip(sentences, tagged):
+        for indices, confidence, kind in get_spans_from_bio([t for t, _ in tags], [c for _, c in tags]):
+            first, last = sentence.tokens[indices[0]], sentence.tokens[indices[-1]]
+            start, end = sentence.start_position + first.start_position, sentence.start_position + last.end_position
+            if not (text.startswith(first.text, start) and text.endswith(last.text, 0, end)):
+                raise FlairsuiteError(f"token offsets do not match the text at character {start}: {first.text!r} .. {last.text!r} (please report this)")
+            found.append(Span(start, end, kind, confidence))
+    return found
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """`predict`'s output text and what it did: sentences and tokens tagged; for markup, entities inserted and skipped."""
+
+    text: str
+    sentences: int
+    tokens: int
+    inserted: Optional[int] = None  # entities written as markup (tei, html)
+    skipped: int = 0  # entities not inserted because they would cross markup (tei)
+    passed_over: int = 0  # p/s/ab elements of a TEI/XML input not tagged: they hold other elements
+
+    def summary(self, seconds: float) -> str:
+        """The line `predict` prints on stderr."""
+        line = f"tagged {self.sentences:,} sentences, {self.tokens:,} tokens in {seconds:.1f} s"
+        if self.inserted is not None:
+            line += f"; inserted {self.inserted:,} entities, skipped {self.skipped:,} crossing markup"
+        if self.passed_over:
+            line += f"; {self.passed_over:,} p/s/ab elements left untagged (they hold other elements)"
+        return line
+
+
+def looks_like_xml(path: Path, text: str) -> bool:
+    """Whether an input is TEI/XML: its name ends .xml or .tei, or its text (after a BOM and whitespace) starts with `<`."""
+    return path.suffix.lower() in XML_SUFFIXES or text.removeprefix(BOM).lstrip().startswith("<")
+
+
+def tag_file_sentences(
+    model_path: Path, sentences: list[Sentence], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool
+) -> tuple[flair.nn.Classifier, Tagged]:
+    """The loaded model and its raw tags for the sentences of `input_path` (after Entity-Fix when asked); no sentences: an input error."""
     if not sentences:
         raise InputError(input_path, None, "no tokens to tag")
     model = load_tagger(model_path)
     tagged = tag(model, sentences, fast, batch_size)
-    if entity_fix:
-        tagged = fixed(tagged)
+    return model, fixed(tagged) if entity_fix else tagged
+
+
+def tag_texts(
+    model_path: Path, texts: Sequence[str], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool
+) -> tuple[list[list[Span]], int, int]:
+    """Every text's spans at character offsets in it (one batch for all texts), and the numbers of sentences and tokens."""
+    per_text = [split(text) for text in texts]
+    sentences = [sentence for found in per_text for sentence in found]
+    model, tagged = tag_file_sentences(model_path, sentences, input_path, fast, batch_size, entity_fix)
+    spans, position = [], 0
+    for text, found in zip(texts, per_text):
+        rows = tagged[position : position + len(found)] if predicts_spans(model) else []
+        spans.append(char_spans(text, found, rows))
+        position += len(found)
+    return spans, len(sentences), sum(len(s) for s in sentences)
+
+
+def markup_prediction(
+    model_path: Path, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool, type_map: TypeMap
+) -> Prediction:
+    """`fmt` "tei" or "html" of a plain text, or of the taggable p/s/ab elements of a TEI/XML input (TEI: tagged in place)."""
+    source = read_source(input_path)
+    if looks_like_xml(input_path, source):
+        document = parse_xml(source.removeprefix(BOM), input_path)
+        if not document.segments:
+            raise InputError(input_path, None, "no text to tag: no p, s or ab element (outside teiHeader) holds only text and milestones such as lb, pb")
+        texts = [segment.text for segment in document.segments]
+        spans, sentences, tokens = tag_texts(model_path, texts, input_path, fast, batch_size, entity_fix)
+        if fmt == "html":
+            page = render_html(list(zip(texts, spans)), input_path.name)
+            return Prediction(page, sentences, tokens, sum(map(len, spans)), 0, document.passed_over)
+        marked = tag_in_place(document, spans, type_map)
+        bom = BOM if source.startswith(BOM) else ""
+        return Prediction(bom + marked.text, sentences, tokens, marked.inserted, marked.skipped, document.passed_over)
+    text = read_text(input_path)
+    spans, sentences, tokens = tag_texts(model_path, [text], input_path, fast, batch_size, entity_fix)
+    if fmt == "html":
+        marked = Markup(render_html([(text, spans[0])], input_path.name), len(spans[0]), 0)
+    else:
+        marked = tei_document(text, spans[0], input_path, type_map)
+    return Prediction(marked.text, sentences, tokens, marked.inserted, marked.skipped)
+
+
+def predict_document(
+    model_path: Path,
+    input_path: Path,
+    fmt: str,
+    fast: bool,
+    batch_size: Optional[int],
+    entity_fix: bool = False,
+    markup_map: Optional[Path] = None,
+) -> Prediction:
+    """`input_path` tagged by the model in format `fmt` (one of FORMATS; Entity-Fix applied on request; `markup_map`: a YAML type map for tei)."""
+    if markup_map is not None and fmt != "tei":
+        raise FlairsuiteError(f"--markup-map applies to --format tei only, not {fmt}")
+    type_map = load_type_map(markup_map) if markup_map is not None else DEFAULT_TYPE_MAP
+    if fmt in MARKUP_FORMATS:
+        return markup_prediction(model_path, input_path, fmt, fast, batch_size, entity_fix, type_map)
+    sentences = split(read_text(input_path))
+    model, tagged = tag_file_sentences(model_path, sentences, input_path, fast, batch_size, entity_fix)
     text = column_text(sentences, tagged) if fmt == "column" else json_text(sentences, tagged, predicts_spans(model))
-    return text, len(sentences), sum(len(s) for s in sentences)
+    return Prediction(text, len(sentences), sum(len(s) for s in sentences))
+
+
+def predict_file(model_path: Path, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool = False) -> tuple[str, int, int]:
+    """The tagged text of `input_path` in format `fmt` (Entity-Fix applied on request), with its numbers of sentences and tokens."""
+    found = predict_document(model_path, input_path, fmt, fast, batch_size, entity_fix)
+    return found.text, found.sentences, found.tokens

@@ -35,7 +35,7 @@ def test_stats_bad_tag_is_one_error_line_with_file_and_line(sturm):
 @pytest.mark.parametrize(
     "train, line, message",
     [
-        ("A O\nB\n", 2, "expected at least 2 space-separated columns, found 1"),
+        ("A O\nB\n", 2, "expected at least 2 whitespace-separated columns, found 1"),
         ("A O\n\n O\n", 3, "empty token"),
         (b"A O\nC\xe4sar O\n", 2, "not valid utf-8: byte 0xe4 at column 2"),
         ("A O\nB X-pers\n", 2, "ill-formed tag 'X-pers'"),

@@ -71,7 +71,8 @@ ERRORS = [
     ({"corpora": ["raw-de"]}, f"corpora: 'raw-de' is a raw-text set for language models, not an NER corpus: use one of {NER}"),
     (
         {"corpora": [{"granularity": "coarse"}]},
-        'corpora: entry {"granularity": "coarse"} needs a dataset name, as `sturm` or `{name: ler, granularity: coarse}`',
+        'corpora: entry {"granularity": "coarse"} needs a dataset name or a folder, as `sturm`, `{name: ler, granularity: coarse}` '
+        "or `{name: letters, path: data/letters/}`",
     ),
     ({"corpora": []}, "key 'corpora' is empty: list at least one, e.g. `corpora: [sturm, {name: ler, granularity: coarse}]`"),
     ({"corpora": "sturm"}, "key 'corpora' must be a list, e.g. `corpora: [sturm, {name: ler, granularity: coarse}]`"),

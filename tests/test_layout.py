@@ -32,16 +32,16 @@ def test_every_package_and_module_has_a_layer():
     assert sorted(set(members) - modules) == [], "the layers contract names modules that do not exist"
 
 
-def test_the_runner_is_forbidden_to_models_inference_and_predict():
+def test_the_runner_is_forbidden_to_models_inference_predict_and_serve():
     contract = contracts()["importlinter:contract:runner"]
     assert contract["type"] == "forbidden"
-    assert set(contract["source_modules"].split()) == {"flairsuite.models", "flairsuite.inference", "flairsuite.predict"}
+    assert set(contract["source_modules"].split()) == {"flairsuite.models", "flairsuite.inference", "flairsuite.predict", "flairsuite.serve"}
     assert contract["forbidden_modules"].split() == ["flairsuite.tagging"]
 
 
 def test_layers_run_from_the_cli_down_to_errors():
     members = layer_members()
     assert members[0] == "flairsuite.cli" and members[-1] == "flairsuite.errors"
-    order = [members.index(f"flairsuite.{name}") for name in ("cli", "predict", "inference", "tagging", "results", "experiments",
+    order = [members.index(f"flairsuite.{name}") for name in ("cli", "serve", "predict", "inference", "tagging", "results", "experiments",
                                                                "models", "embeddings", "charlm", "rawtext", "corpora", "errors")]
     assert order == sorted(order)

@@ -345,9 +345,16 @@ def test_ill_formed_tag_names_file_and_line(sturm, tag):
         read_splits(dataset("sturm"), root)
 
 
-def test_double_space_gives_an_empty_tag_error(sturm):
-    root = sturm("A O\nB  B-pers\n")
-    with raises_at(root / "sturm" / "train_sturm.conll", 2, "ill-formed tag ''"):
+def test_registered_columns_split_on_any_run_of_whitespace_as_flair(sturm):
+    # a copy of Sturm with tabs, doubled spaces or trailing blanks reads as the original (Flair's ColumnCorpus splits on \\s+)
+    root = sturm("A O\nB  B-pers\nC\t \tI-pers \t\n")
+    (train,) = read_splits(dataset("sturm"), root, ["train"]).values()
+    assert [(s.tokens, s.tags) for s in train.sentences] == [(["A", "B", "C"], ["O", "B-pers", "I-pers"])]
+
+
+def test_line_starting_with_whitespace_has_an_empty_token(sturm):
+    root = sturm("A O\n\tB B-pers\n")
+    with raises_at(root / "sturm" / "train_sturm.conll", 2, "empty token"):
         read_splits(dataset("sturm"), root)
 
 

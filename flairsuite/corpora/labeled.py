@@ -1,15 +1,22 @@
-"""Find and read labeled splits into validated, well-formed sentences (tags checked against the registry)."""
+"""Find and read labeled splits into validated, well-formed sentences (tags checked against the spec's types).
 
+A spec with `dev_fraction` (own corpora without a dev file) gets its dev split as a fixed, seeded
+share of train's sentences (`DEV_SEED`); train keeps the rest.
+"""
+
+import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from flairsuite.corpora.readers import TaggedSentence, read_column, read_conllu, read_spans_json
-from flairsuite.corpora.registry import DatasetSpec
-from flairsuite.corpora.tags import normalize_bio, split_tag
+from flairsuite.corpora.readers import TaggedSentence, read_tagged
+from flairsuite.corpora.registry import SPLITS, DatasetSpec
+from flairsuite.corpora.tags import PREFIXES, normalize_bio, split_tag
 from flairsuite.errors import FlairsuiteError, InputError
+
+DEV_SEED = 1  # the dev share of train is fixed: the same sentences for every run and every command
 
 
 @dataclass
@@ -19,6 +26,12 @@ class SplitData:
     path: Path
     sentences: list[TaggedSentence] = field(default_factory=list)
     repairs: Counter = field(default_factory=Counter)
+    note: str = ""  # what part of the file the split is, when it is not all of it
+
+    @property
+    def source(self) -> str:
+        """The file's name, with the note: `train.tsv`, `train.tsv (10% sample)`."""
+        return f"{self.path.name} ({self.note})" if self.note else self.path.name
 
 
 def _validate(sentence: TaggedSentence, spec: DatasetSpec, path: Path) -> None:
@@ -30,7 +43,7 @@ def _validate(sentence: TaggedSentence, spec: DatasetSpec, path: Path) -> None:
                 raise InputError(path, line, f"unknown tag '{tag}' ({spec.name} tags: {' '.join(spec.types)})")
             continue
         try:
-            _, entity_type = split_tag(tag)
+            _, entity_type = split_tag(tag, PREFIXES[spec.format.scheme])
         except ValueError as err:
             raise InputError(path, line, str(err)) from None
         if entity_type is not None and entity_type not in known:
@@ -39,29 +52,54 @@ def _validate(sentence: TaggedSentence, spec: DatasetSpec, path: Path) -> None:
             )
 
 
-def read_split(spec: DatasetSpec, path: Path) -> SplitData:
-    """All sentences of the labeled file `path` of dataset `spec`, validated and normalised to BIO."""
-    fmt = spec.format
-    data = SplitData(path)
-    if fmt.kind == "column":
-        sentences = read_column(path, fmt, spec.encoding)
-    elif fmt.kind == "conllu":
-        sentences = read_conllu(path, fmt, spec.encoding)
-    elif fmt.kind == "spans_json":
-        sentences = read_spans_json(path, fmt, spec.encoding, data.repairs)
-    else:
-        raise InputError(path, None, f"format '{fmt.kind}' is not a labeled format")
-    for sentence in sentences:
+def _validated(spec: DatasetSpec, path: Path, repairs: Counter) -> Iterator[TaggedSentence]:
+    """The sentences of `path` with raw tags, each checked."""
+    for sentence in read_tagged(path, spec.format, spec.encoding, repairs):
         _validate(sentence, spec, path)
+        yield sentence
+
+
+def _normalized(spec: DatasetSpec, data: SplitData, sentences: Iterable[TaggedSentence]) -> SplitData:
+    """`data` with `sentences` added, their NER tags made well-formed BIO (repairs counted in `data`)."""
+    for sentence in sentences:
         if spec.task == "ner":
-            sentence.tags = normalize_bio(sentence.tags, fmt.scheme, data.repairs, spec.tag_map)
+            sentence.tags = normalize_bio(sentence.tags, spec.format.scheme, data.repairs, spec.tag_map)
         data.sentences.append(sentence)
     return data
+
+
+def read_split(spec: DatasetSpec, path: Path) -> SplitData:
+    """All sentences of the labeled file `path` of dataset `spec`, validated and normalised to BIO."""
+    data = SplitData(path)
+    return _normalized(spec, data, _validated(spec, path, data.repairs))
+
+
+def dev_sample(count: int, fraction: float) -> set[int]:
+    """The indices of the train sentences that form dev: round(count x fraction), at least 1, never all (seed `DEV_SEED`)."""
+    size = min(count - 1, max(1, round(count * fraction)))
+    return set(random.Random(DEV_SEED).sample(range(count), size))
+
+
+def read_train_and_dev(spec: DatasetSpec, path: Path) -> tuple[SplitData, SplitData]:
+    """Train split in two by `spec.dev_fraction`: (train without the dev sample, the dev sample)."""
+    reading: Counter = Counter()
+    sentences = list(_validated(spec, path, reading))
+    if len(sentences) < 2:
+        raise InputError(path, None, f"{len(sentences)} train sentences: too few to take dev_fraction {spec.dev_fraction:g} of them")
+    chosen = dev_sample(len(sentences), spec.dev_fraction)
+    share = f"{spec.dev_fraction * 100:g}%"
+    train = SplitData(path, repairs=reading, note=f"without the {share} dev sample")
+    dev = SplitData(path, note=f"{share} sample, seed {DEV_SEED}")
+    _normalized(spec, train, (s for i, s in enumerate(sentences) if i not in chosen))
+    _normalized(spec, dev, (s for i, s in enumerate(sentences) if i in chosen))
+    return train, dev
 
 
 def missing_split_error(spec: DatasetSpec, split: str, root: Path) -> FlairsuiteError:
     """The one-line error for a split that is not on disk, naming the command that gets it."""
     expected = spec.expected_path(spec.splits[split], root)
+    if spec.fetch == "own":
+        return FlairsuiteError(f"{spec.name}: {split} file {expected} is gone since the corpus folder was read: read it again")
     if spec.fetch == "user_supplied":
         fix = f"place the files from {spec.homepage} in {spec.directory(root)} (not redistributable)"
     else:
@@ -71,10 +109,14 @@ def missing_split_error(spec: DatasetSpec, split: str, root: Path) -> Flairsuite
     return FlairsuiteError(f"{spec.name}: {split} split not found ({expected}); {fix}{alternative}")
 
 
-def resolve_splits(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] = None) -> dict[str, Path]:
-    """Paths of the requested splits (default: all registered); an error for any that is missing."""
+def _labeled(spec: DatasetSpec) -> None:
     if spec.task == "raw":
         raise FlairsuiteError(f"{spec.name} is a raw-text set; it has no labeled splits")
+
+
+def resolve_splits(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] = None) -> dict[str, Path]:
+    """Paths of the requested splits (default: all registered); an error for any that is missing."""
+    _labeled(spec)
     wanted = list(splits) if splits else list(spec.splits)
     paths = {}
     for split in wanted:
@@ -87,6 +129,18 @@ def resolve_splits(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]
     return paths
 
 
+def split_names(spec: DatasetSpec) -> list[str]:
+    """The splits the spec has, in train, dev, test order: its files, and dev when it is sampled from train."""
+    return [split for split in SPLITS if split in spec.splits or (split == "dev" and spec.dev_fraction is not None)]
+
+
 def read_splits(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] = None) -> dict[str, SplitData]:
-    """Validated sentences of each requested split."""
-    return {split: read_split(spec, path) for split, path in resolve_splits(spec, root, splits).items()}
+    """Validated sentences of each requested split (default: all the spec has); dev sampled from train where the spec says so."""
+    _labeled(spec)
+    wanted = list(splits) if splits else split_names(spec)
+    sampled = spec.dev_fraction is not None and "dev" not in spec.splits and "dev" in wanted
+    on_disk = [split for split in wanted if not (sampled and split in ("train", "dev"))]
+    data = {split: read_split(spec, path) for split, path in resolve_splits(spec, root, on_disk).items()} if on_disk else {}
+    if sampled:
+        data["train"], data["dev"] = read_train_and_dev(spec, resolve_splits(spec, root, ["train"])["train"])
+    return {split: data[split] for split in wanted}

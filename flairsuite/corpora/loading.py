@@ -1,4 +1,4 @@
-"""Turn registered datasets into Flair `Corpus` objects, never inventing a missing split."""
+"""Turn registered datasets and own corpora into Flair `Corpus` objects, never inventing a missing split."""
 
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,10 +34,14 @@ def load_corpus(
 
     Splits that are not requested stay empty: Flair's sampling of missing splits is turned off.
     """
-    spec = dataset(name, **options)
+    return flair_corpus(dataset(name, **options), root, splits)
+
+
+def flair_corpus(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] = None) -> Corpus:
+    """The Flair `Corpus` of `spec`, a registered dataset or an own corpus (`own.own_corpus`; its dev may be a share of train)."""
     data = read_splits(spec, root, splits)
     parts = {
         split: FlairDatapointDataset([to_flair(s, spec) for s in data[split].sentences]) if split in data else None
         for split in SPLITS
     }
-    return Corpus(**parts, name=name, sample_missing_splits=False)
+    return Corpus(**parts, name=spec.name, sample_missing_splits=False)

@@ -8,10 +8,12 @@ LF or CRLF; whitespace-only lines end a sentence.
 import gzip
 import json
 import logging
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Union
 
 from flairsuite.corpora.registry import FormatSpec
 from flairsuite.errors import InputError
@@ -19,6 +21,8 @@ from flairsuite.errors import InputError
 log = logging.getLogger("flairsuite")
 
 SEPARATORS = {"space": " ", "tab": "\t", "whitespace": None}
+WHITESPACE = re.compile(r"\s+")
+CONLLU_COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 
 
 @dataclass
@@ -59,10 +63,15 @@ def read_lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]
         raise InputError(path, lineno + 1, f"cannot read file ({err})") from None
 
 
+def _width(column: int) -> int:
+    """How many columns a line needs to have `column` (negative: counted from the end)."""
+    return column + 1 if column >= 0 else -column
+
+
 def read_column(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSentence]:
-    """Sentences of a CoNLL-style column file (token and tag columns given by `fmt`)."""
+    """Sentences of a CoNLL-style column file (token and tag columns given by `fmt`; negative ones count from the end)."""
     separator = SEPARATORS[fmt.sep]
-    needed = max(fmt.text, int(fmt.label)) + 1
+    needed = max(_width(fmt.text), _width(int(fmt.label)), 2)
     sentence = TaggedSentence()
     for lineno, line in read_lines(path, encoding):
         if not line.strip():
@@ -72,8 +81,10 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSe
             continue
         if fmt.comment and line.startswith(fmt.comment):
             continue
-        fields = line.split(separator)
-        if fmt.docstart and len(fields) > fmt.text and fields[fmt.text] == fmt.docstart:
+        # whitespace, as Flair's ColumnCorpus: trailing whitespace is cut, then any run of whitespace separates
+        # columns (a line starting with whitespace has an empty first column)
+        fields = WHITESPACE.split(line.rstrip()) if separator is None else line.split(separator)
+        if fmt.docstart and len(fields) >= _width(fmt.text) and fields[fmt.text] == fmt.docstart:
             # a document marker (whatever its column count) is no token, and ends any open sentence
             if sentence.tokens:
                 yield sentence
@@ -91,9 +102,12 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSe
         yield sentence
 
 
-def _conllu_label(fields: list[str], label: str, path: Path, lineno: int) -> str:
-    if label == "upos":
-        return fields[3]
+def _conllu_label(fields: list[str], label: Union[int, str], path: Path, lineno: int) -> str:
+    """The label of a CoNLL-U line: a column by index or name (`upos`), or `misc:KEY` (the value of KEY= in MISC)."""
+    if isinstance(label, int):
+        return fields[label]
+    if label in CONLLU_COLUMNS:
+        return fields[CONLLU_COLUMNS.index(label)]
     key = label.split(":", 1)[1] + "="
     for item in fields[9].split("|"):
         if item.startswith(key):
@@ -120,7 +134,7 @@ def read_conllu(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSe
         if not fields[1].strip():
             raise InputError(path, lineno, "empty token")
         no_space = "SpaceAfter=No" in fields[9].split("|")
-        sentence.add(fields[1], _conllu_label(fields, str(fmt.label), path, lineno), lineno, not no_space)
+        sentence.add(fields[1], _conllu_label(fields, fmt.label, path, lineno), lineno, not no_space)
     if sentence.tokens:
         yield sentence
 
@@ -191,3 +205,14 @@ def read_spans_json(
             sentence.add(char, tag, lineno, whitespace_after=False)
         if sentence.tokens:
             yield sentence
+
+
+def read_tagged(path: Path, fmt: FormatSpec, encoding: str, repairs: Counter) -> Iterator[TaggedSentence]:
+    """Sentences with raw tags of a labeled file in any labeled format (`column`, `conllu`, `spans_json`)."""
+    if fmt.kind == "column":
+        return read_column(path, fmt, encoding)
+    if fmt.kind == "conllu":
+        return read_conllu(path, fmt, encoding)
+    if fmt.kind == "spans_json":
+        return read_spans_json(path, fmt, encoding, repairs)
+    raise InputError(path, None, f"format '{fmt.kind}' is not a labeled format")

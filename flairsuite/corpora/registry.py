@@ -52,7 +52,7 @@ class FileSpec:
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """A registered dataset with its options resolved."""
+    """A registered dataset with its options resolved, or an own corpus (a folder of files, `own.py`)."""
 
     name: str
     title: str
@@ -71,6 +71,10 @@ class DatasetSpec:
     fetch: Optional[str] = None
     homepage: Optional[str] = None
     unlabeled_test: Optional[str] = None
+    # own corpora (flairsuite/corpora/own.py) only:
+    dev_fraction: Optional[float] = None  # dev is this fixed, seeded share of train (labeled.py)
+    checksums: dict[str, str] = field(default_factory=dict)  # split -> sha256 of its file
+    scheme_rule: Optional[str] = None  # how the scheme was chosen, e.g. "auto: 12 E-/S- tags"
 
     def directory(self, root: Path) -> Path:
         """The dataset's folder below the corpora directory `root`."""

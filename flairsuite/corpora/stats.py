@@ -39,7 +39,7 @@ def labeled_stats(spec: DatasetSpec, data: dict[str, SplitData]) -> CorpusStats:
     summary = pd.DataFrame(
         {
             split: {
-                "file": part.path.name,
+                "file": part.source,
                 "sentences": len(part.sentences),
                 "tokens": sum(len(s.tokens) for s in part.sentences),
                 unit: sum(per_type[split].values()) if spec.task == "ner" else len(per_type[split]),
@@ -67,7 +67,7 @@ def raw_stats(spec: DatasetSpec, root: Path) -> CorpusStats:
 
 
 def corpus_stats(spec: DatasetSpec, root: Path, splits: list[str] | None = None) -> CorpusStats:
-    """The stats tables of any registered dataset."""
+    """The stats tables of any registered dataset or own corpus."""
     if spec.task == "raw":
         return raw_stats(spec, root)
     return labeled_stats(spec, read_splits(spec, root, splits))

@@ -1,41 +1,84 @@
-"""Tag validation, scheme conversion (IOB1 -> BIO) and the one repair rule for ill-formed BIO.
+"""Tag validation, scheme conversion (IOB1, BIOES -> BIO) and the one repair rule for ill-formed BIO.
 
 Repair rule (the CoNLL `conlleval` and Flair convention): an `I-X` that does not continue an
 entity of type X (it follows `O`, the sentence start, or a tag of another type) starts a new
 entity, i.e. it becomes `B-X`. Each repair is counted by kind so that `corpora stats` can show it.
+
+BIOES is read as Flair reads it: `S-X` as `B-X`, `E-X` as `I-X`, then the BIO rule above.
 """
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Optional
 
 OUTSIDE = "O"
+BIO_PREFIXES = ("B", "I")
+PREFIXES = {"bio": BIO_PREFIXES, "iob1": BIO_PREFIXES, "bioes": ("B", "I", "E", "S")}  # scheme -> prefixes it allows
+AS_BIO = {"S": "B", "E": "I"}  # BIOES prefixes read as BIO ones
 
 
-def split_tag(tag: str) -> tuple[str, Optional[str]]:
-    """`B-PER` -> (`B`, `PER`); `O` -> (`O`, None); raises ValueError for anything else."""
+def split_tag(tag: str, prefixes: Sequence[str] = BIO_PREFIXES) -> tuple[str, Optional[str]]:
+    """`B-PER` -> (`B`, `PER`); `O` -> (`O`, None); raises ValueError for a prefix not in `prefixes` or anything else."""
     if tag == OUTSIDE:
         return OUTSIDE, None
     prefix, sep, entity_type = tag.partition("-")
-    if not sep or prefix not in ("B", "I") or not entity_type:
-        raise ValueError(f"ill-formed tag '{tag}' (expected O, B-TYPE or I-TYPE)")
+    if not sep or prefix not in prefixes or not entity_type:
+        expected = ", ".join(["O", *(f"{p}-TYPE" for p in prefixes[:-1])]) + f" or {prefixes[-1]}-TYPE"
+        raise ValueError(f"ill-formed tag '{tag}' (expected {expected})")
     return prefix, entity_type
+
+
+@dataclass
+class SchemeEvidence:
+    """Counts over the raw tags of a whole corpus, from which `scheme` picks its tagging scheme.
+
+    The rule (`scheme: auto`): any `E-` or `S-` tag means BIOES. Otherwise the entity starts
+    decide: an `I-X` that does not continue an X entity (after `O`, at sentence start, or after
+    another type) starts one in IOB1 and is an error in BIO; if such starts outnumber the `B-`
+    tags the corpus is IOB1, else BIO (also when it has no entity at all).
+    """
+
+    b_tags: int = 0
+    i_starts: int = 0
+    bioes_tags: int = 0
+    types: set[str] = field(default_factory=set)
+
+    def add(self, tags: Sequence[str]) -> None:
+        """Count one sentence's tags; ValueError (from `split_tag`) at a tag that fits no scheme."""
+        previous: Optional[str] = None
+        for tag in tags:
+            prefix, entity_type = split_tag(tag, PREFIXES["bioes"])
+            self.b_tags += prefix == "B"
+            self.i_starts += prefix == "I" and entity_type != previous
+            self.bioes_tags += prefix in AS_BIO
+            if entity_type is not None:
+                self.types.add(entity_type)
+            previous = entity_type
+
+    def scheme(self) -> tuple[str, str]:
+        """(scheme, the reason in words) by the rule above."""
+        if self.bioes_tags:
+            return "bioes", f"{self.bioes_tags} E-/S- tags"
+        counts = f"{self.i_starts} entities start with I-, {self.b_tags} with B-"
+        return ("iob1" if self.i_starts > self.b_tags else "bio"), counts
 
 
 def normalize_bio(
     tags: Sequence[str], scheme: str, repairs: Counter, tag_map: Optional[dict[str, str]] = None
 ) -> list[str]:
-    """Well-formed BIO tags from validated `tags` in `scheme` (`bio` or `iob1`).
+    """Well-formed BIO tags from validated `tags` in `scheme` (`bio`, `iob1` or `bioes`).
 
-    IOB1 `I-X` starting an entity is converted silently (that is the scheme); in BIO data the
-    same situation is ill-formed, gets repaired and is counted in `repairs`.
+    IOB1 `I-X` starting an entity is converted silently (that is the scheme); in BIO (and BIOES,
+    read as BIO) data the same situation is ill-formed, gets repaired and is counted in `repairs`.
     """
     out: list[str] = []
     previous_type: Optional[str] = None
     for tag in tags:
-        prefix, entity_type = split_tag(tag)
+        prefix, entity_type = split_tag(tag, PREFIXES[scheme])
+        prefix = AS_BIO.get(prefix, prefix)
         if prefix == "I" and entity_type != previous_type:
-            if scheme == "bio":
+            if scheme != "iob1":
                 after = "start" if not out else ("O" if previous_type is None else "another type")
                 repairs[f"I-X after {after} -> B-X"] += 1
             prefix = "B"

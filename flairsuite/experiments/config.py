@@ -10,13 +10,14 @@ import itertools
 import json
 import re
 from collections.abc import Hashable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
 import yaml
 
-from flairsuite.corpora.registry import dataset, names
+from flairsuite.corpora.own import corpus_record, own_corpus
+from flairsuite.corpora.registry import DatasetSpec, dataset, names
 from flairsuite.embeddings import parse
 from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
 from flairsuite.models.registry import TAGGERS, tagger_spec
@@ -44,11 +45,16 @@ NOT_NER = {"pos": "a part-of-speech (PoS) set", "raw": "a raw-text set for langu
 
 @dataclass(frozen=True)
 class CorpusChoice:
-    """A dataset of the registry with the options that differ from its defaults, and an optional train subsample."""
+    """A dataset of the registry with the options that differ from its defaults, or an own corpus (`own`), and an optional train subsample."""
 
     name: str
     options: dict[str, str]
     subsample: Optional[float] = None
+    own: Optional[DatasetSpec] = field(default=None, repr=False)
+
+    def spec(self) -> DatasetSpec:
+        """What the loaders read: the registry entry with the options, or the own corpus's spec."""
+        return self.own if self.own is not None else dataset(self.name, **self.options)
 
     def _parts(self, percent_format: str) -> list[str]:
         percent = [percent_format.format(f"{self.subsample * 100:g}")] if self.subsample is not None else []
@@ -165,12 +171,27 @@ def _subsample(name: str, value: Any) -> Optional[float]:
     return None if value == 1 else float(value)
 
 
-def _corpus(entry: Any) -> CorpusChoice:
+def _own_corpus(entry: dict[str, Any], base: Path) -> CorpusChoice:
+    """An entry with `path`: the corpus in that folder (flairsuite/corpora/own.py); bad lines in its files raise InputError as they are."""
+    try:
+        spec = own_corpus({key: value for key, value in entry.items() if key != SUBSAMPLE}, base)
+        _safe_name(f"{entry['path']}: name", spec.name)
+    except InputError:
+        raise
+    except FlairsuiteError as err:
+        raise FlairsuiteError(f"corpora: {err}") from None
+    return CorpusChoice(spec.name, {}, _subsample(spec.name, entry.get(SUBSAMPLE)), own=spec)
+
+
+def _corpus(entry: Any, base: Path) -> CorpusChoice:
     if isinstance(entry, str):
         entry = {"name": entry}
+    if isinstance(entry, dict) and "path" in entry:
+        return _own_corpus(entry, base)
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         raise FlairsuiteError(
-            f"corpora: entry {show(entry)} needs a dataset name, as `sturm` or `{{name: ler, granularity: coarse}}`"
+            f"corpora: entry {show(entry)} needs a dataset name or a folder, as `sturm`, `{{name: ler, granularity: coarse}}` "
+            "or `{name: letters, path: data/letters/}`"
         )
     options = {key: value for key, value in entry.items() if key not in ("name", SUBSAMPLE)}
     name = entry["name"]
@@ -186,8 +207,8 @@ def _corpus(entry: Any) -> CorpusChoice:
     return CorpusChoice(name, chosen, _subsample(name, entry.get(SUBSAMPLE)))
 
 
-def _corpora(data: dict[str, Any]) -> list[CorpusChoice]:
-    corpora = [_corpus(entry) for entry in _list(data, "corpora")]
+def _corpora(data: dict[str, Any], base: Path) -> list[CorpusChoice]:
+    corpora = [_corpus(entry, base) for entry in _list(data, "corpora")]
     _no_repeats("corpora", [f"'{corpus.label}'" for corpus in corpora])
     return corpora
 
@@ -255,7 +276,7 @@ def _tagger_train(data: dict[str, Any], taggers: list[str]) -> dict[str, dict[st
     return {tagger: TrainSettings.check_overrides(f"tagger_train.{tagger}", settings) for tagger, settings in value.items()}
 
 
-def _config(data: Any) -> ExperimentConfig:
+def _config(data: Any, base: Path) -> ExperimentConfig:
     if not isinstance(data, dict):
         raise FlairsuiteError(f"must be a mapping with the keys {', '.join(REQUIRED)} (see experiments/README.md)")
     for key in data:
@@ -267,7 +288,7 @@ def _config(data: Any) -> ExperimentConfig:
     taggers = _taggers(data)
     return ExperimentConfig(
         name=_safe_name("name", data["name"]),
-        corpora=_corpora(data),
+        corpora=_corpora(data, base),
         embeddings=_embeddings(data),
         taggers=taggers,
         seeds=_seeds(data),
@@ -278,11 +299,17 @@ def _config(data: Any) -> ExperimentConfig:
 
 
 def load_experiment(path: Union[str, Path]) -> ExperimentConfig:
-    """Read and validate the experiment file `path`; a problem is a one-line error naming the file and key."""
+    """Read and validate the experiment file `path`; a problem is a one-line error naming the file and key.
+
+    Own corpora (`path:` entries) are read here, relative to the file's folder: a bad line in one
+    of their files is an error naming that file and line.
+    """
     path = Path(path)
     data = _read_yaml(path)
     try:
-        return _config(data)
+        return _config(data, path.parent)
+    except InputError:
+        raise
     except FlairsuiteError as err:
         raise InputError(path, None, str(err)) from None
 
@@ -301,8 +328,12 @@ def runs(config: ExperimentConfig) -> list[Run]:
 
 
 def run_record(run: Run) -> dict[str, Any]:
-    """What a run does, as plain data: id, corpus, options, subsample, embedding specs, tagger, seed, settings."""
-    return {
+    """What a run does, as plain data: id, corpus, options, subsample, embedding specs, tagger, seed, settings.
+
+    An own corpus adds `corpus_files` (`own.corpus_record`: format, scheme, labels, file checksums,
+    dev_fraction); registered corpora add nothing, so their fingerprints stay as they were.
+    """
+    record = {
         "run": run.run_id,
         "corpus": run.corpus.name,
         "corpus_options": run.corpus.options,
@@ -313,6 +344,9 @@ def run_record(run: Run) -> dict[str, Any]:
         "train": run.train_settings,
         "entity_fix": list(run.entity_fix),
     }
+    if run.corpus.own is not None:
+        record["corpus_files"] = corpus_record(run.corpus.own)
+    return record
 
 
 def digest(data: Any) -> str:

@@ -9,7 +9,7 @@ from flair.data import Sentence
 
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.loading import to_flair
-from flairsuite.corpora.registry import SPLITS, dataset
+from flairsuite.corpora.registry import SPLITS, DatasetSpec, dataset
 from flairsuite.errors import FlairsuiteError
 
 SUBSAMPLE_SEED = 1  # the train subsample is fixed: the same sentences for every run, seed and tagger
@@ -40,12 +40,19 @@ def subsample(count: int, fraction: float) -> list[int]:
 
 
 def load_labeled(name: str, options: dict[str, str], fraction: Optional[float], root: Path) -> dict[str, LabeledSplit]:
-    """Train, dev and test of dataset `name`; all three must be present (a tagger needs dev for selection)."""
-    spec = dataset(name, **options)
+    """Train, dev and test of registered dataset `name` with `options` (see `labeled_splits`)."""
+    return labeled_splits(dataset(name, **options), fraction, root)
+
+
+def labeled_splits(spec: DatasetSpec, fraction: Optional[float], root: Path) -> dict[str, LabeledSplit]:
+    """Train, dev and test of a registered dataset or own corpus; all three must be there (a tagger needs dev for selection).
+
+    An own corpus's dev may be a share of train (`dev_fraction`); the subsample `fraction` is taken from the rest of train.
+    """
     data = read_splits(spec, root, SPLITS)
     for split in SPLITS:
         if not data[split].sentences:
-            raise FlairsuiteError(f"{data[split].path}: the {split} split of {name} holds no sentences")
+            raise FlairsuiteError(f"{data[split].path}: the {split} split of {spec.name} holds no sentences")
     splits = {}
     for split in SPLITS:
         sentences = data[split].sentences

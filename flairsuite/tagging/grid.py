@@ -28,7 +28,6 @@ from tqdm import tqdm
 
 import flairsuite
 from flairsuite.atomic import atomic_file, write_json, write_text
-from flairsuite.corpora.registry import dataset
 from flairsuite.embeddings import artifact_digest, stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, digest, fingerprint, load_experiment, run_record, runs
@@ -38,7 +37,7 @@ from flairsuite.paths import results_dir
 from flairsuite.results.collect import METRICS_FILE, read_run
 from flairsuite.tagging.cache import cached_vectors, frozen
 from flairsuite.tagging.claim import claimed
-from flairsuite.tagging.data import LabeledSplit, load_labeled, subsample_note
+from flairsuite.tagging.data import LabeledSplit, labeled_splits, subsample_note
 from flairsuite.tagging.features import Part, SplitFeatures
 from flairsuite.tagging.scoring import flair_f1, strict_scores
 from flairsuite.tagging.train import decode, train_tagger
@@ -65,7 +64,7 @@ class GridData:
     def splits(self, corpus: CorpusChoice) -> dict[str, LabeledSplit]:
         """Train, dev and test of `corpus` (read once)."""
         if corpus.key not in self.corpora:
-            splits = load_labeled(corpus.name, corpus.options, corpus.subsample, self.corpora_root)
+            splits = labeled_splits(corpus.spec(), corpus.subsample, self.corpora_root)
             train, dev = splits["train"], splits["dev"]
             splits[TRAIN_WITH_DEV] = LabeledSplit(train.sentences + dev.sentences, train.tags + dev.tags)
             self.corpora[corpus.key] = splits
@@ -95,10 +94,10 @@ def features(run: Run, modules: list[TokenEmbeddings], data: GridData, split: st
 
 
 def tag_dictionary(corpus: CorpusChoice) -> Dictionary:
-    """The entity types of the corpus, in registry order, marked as span labels (Flair adds O, B-, I-)."""
+    """The entity types of the corpus (registry order; own corpora: sorted), marked as span labels (Flair adds O, B-, I-)."""
     dictionary = Dictionary(add_unk=False)
     dictionary.span_labels = True
-    for entity_type in dataset(corpus.name, **corpus.options).output_types:
+    for entity_type in corpus.spec().output_types:
         dictionary.add_item(entity_type)
     return dictionary
 
@@ -162,6 +161,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str) -> dict[
         "history": progress.history,
         "seconds": round(time.perf_counter() - started, 1),
         "fingerprint": run_digest,
+        **({"corpus_folder": run.corpus.own.folder} if run.corpus.own is not None else {}),
     }
     metrics = {}
     for fix in run.entity_fix:

@@ -1,0 +1,248 @@
+"""Own corpora: a folder of train/dev/test files, described by the keys of an experiment's `corpora:` entry.
+
+`own_corpus(entry, base)` finds the files, reads them once (label set, scheme, checksums) and
+returns a `DatasetSpec` that every loader, `corpora stats` and the tagging runner use as they use
+a registered one. The keys, with their defaults:
+
+    path          the folder (relative to `base`: the experiment file's folder, or the current one)
+    name          the corpus in run ids and tables (default: the folder's name)
+    format        column (default), conllu, or spans_json (CLUENER-style JSON lines)
+    sep           column: whitespace (default: any run of whitespace), tab or space
+    text, label   column: token and tag column, counted from 0, negative from the end (0, -1);
+                  conllu: label is a column (index or name, e.g. xpos) or misc:KEY (no default)
+    scheme        auto (default: the rule of `tags.SchemeEvidence`), bio, iob1 or bioes; read as BIO
+    train, dev, test   file names in the folder (default: the one file whose name holds
+                  `train`, `dev` or `valid`, `test`)
+    dev_fraction  without a dev file: dev is this share of train (a fixed sample, labeled.DEV_SEED)
+    encoding      utf-8 (default)
+    comment       column: lines starting with this text are skipped (default: none)
+    docstart      column: a line with this token is a document marker, no sentence (-DOCSTART-)
+"""
+
+import codecs
+import hashlib
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any, Optional
+
+from flairsuite.corpora.readers import CONLLU_COLUMNS, SEPARATORS, read_tagged
+from flairsuite.corpora.registry import SPLITS, DatasetSpec, FileSpec, FormatSpec, names
+from flairsuite.corpora.tags import AS_BIO, PREFIXES, SchemeEvidence, split_tag
+from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
+from flairsuite.values import is_int, is_number, show
+
+FORMATS = ("column", "conllu", "spans_json")
+SCHEMES = ("auto", *PREFIXES)
+KEYS = ("name", "path", "format", "sep", "text", "label", "scheme", "train", "dev", "test", "dev_fraction", "encoding", "comment", "docstart")
+ONLY_FOR = {"sep": ("column",), "text": ("column",), "comment": ("column",), "docstart": ("column",), "label": ("column", "conllu")}
+FILE_WORDS = {"train": ("train",), "dev": ("dev", "valid"), "test": ("test",)}
+DOCSTART = "-DOCSTART-"
+FORMAT_RECORD = ("kind", "sep", "text", "label", "comment", "docstart")  # the FormatSpec keys an own corpus sets
+
+
+def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise FlairsuiteError(f"{key}: {show(value)} is not one of {', '.join(choices)}")
+    return value
+
+
+def _column(key: str, value: Any) -> int:
+    if not is_int(value):
+        raise FlairsuiteError(f"{key}: {show(value)} is not a column number (0 is the first, -1 the last)")
+    return value
+
+
+def _conllu_label(value: Any) -> Any:
+    if value is None:
+        raise FlairsuiteError("label: format conllu needs the tag column: misc:KEY (e.g. misc:NE), a column name (e.g. xpos) or its index")
+    if is_int(value) and 0 <= value < len(CONLLU_COLUMNS) or value in CONLLU_COLUMNS:
+        return value
+    if isinstance(value, str) and value.startswith("misc:") and len(value) > len("misc:"):
+        return value
+    raise FlairsuiteError(f"label: {show(value)} is no CoNLL-U column (0-9 or {', '.join(CONLLU_COLUMNS)}) nor misc:KEY")
+
+
+def _text(key: str, value: Any) -> Optional[str]:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise FlairsuiteError(f"{key}: {show(value)} is not a non-empty text")
+    return value
+
+
+def _format(entry: Mapping[str, Any]) -> FormatSpec:
+    """The reading settings of the entry (scheme still `bio`: it is chosen once the files are read)."""
+    kind = _choice("format", entry.get("format", "column"), FORMATS)
+    for key, kinds in ONLY_FOR.items():
+        if key in entry and kind not in kinds:
+            raise FlairsuiteError(f"{key}: applies to format {' or '.join(kinds)} only, not to {kind}")
+    if kind == "conllu":
+        return FormatSpec(kind, label=_conllu_label(entry.get("label")))
+    if kind == "spans_json":
+        return FormatSpec(kind)
+    text, label = _column("text", entry.get("text", 0)), _column("label", entry.get("label", -1))
+    if text == label:
+        raise FlairsuiteError(f"text and label are the same column ({text})")
+    sep = _choice("sep", entry.get("sep", "whitespace"), tuple(SEPARATORS))
+    return FormatSpec(kind, sep, text, label, _text("comment", entry.get("comment")), _text("docstart", entry.get("docstart", DOCSTART)))
+
+
+def _dev_fraction(value: Any) -> Optional[float]:
+    if value is not None and (not is_number(value) or not 0 < value < 1):
+        raise FlairsuiteError(f"dev_fraction: must be a share of train in (0, 1), e.g. 0.1 (found {show(value)})")
+    return None if value is None else float(value)
+
+
+def _encoding(value: Any) -> str:
+    try:
+        return codecs.lookup(_text("encoding", value)).name
+    except (LookupError, TypeError):
+        raise FlairsuiteError(f"encoding: {show(value)} is not a known text encoding, e.g. utf-8") from None
+
+
+def find_files(folder: Path, given: Mapping[str, Any]) -> dict[str, Path]:
+    """split -> file: those named in `given`, the others found by name (`*train*`, `*dev*` or `*valid*`, `*test*`); absent splits left out."""
+    if not folder.is_dir():
+        raise FlairsuiteError(f"{folder}: no such folder")
+    files = {}
+    for split in SPLITS:
+        if given.get(split) is not None:
+            path = folder / _text(split, given[split])
+            if not path.is_file():
+                raise FlairsuiteError(f"{path}: {split} file not found")
+            files[split] = path
+    others = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".") and p not in files.values())
+    for split in SPLITS:
+        if split not in files:
+            found = [p for p in others if any(word in p.name.lower() for word in FILE_WORDS[split])]
+            if len(found) > 1:
+                names_found = ", ".join(p.name for p in found)
+                raise FlairsuiteError(f"{folder}: {len(found)} files could be the {split} split ({names_found}): name one with `{split}: FILE`")
+            files.update({split: found[0]} if found else {})
+    for first, second in ((a, b) for i, a in enumerate(SPLITS) for b in SPLITS[i + 1 :]):
+        if first in files and files[first] == files.get(second):
+            raise FlairsuiteError(f"{files[first]}: both the {first} and the {second} file: name the files with `{first}:` and `{second}:`")
+    return files
+
+
+def _check_splits(folder: Path, files: dict[str, Path], dev_fraction: Optional[float]) -> None:
+    """The amended missing-splits rule: train and test must be files; dev is a file or, with dev_fraction, a share of train."""
+    if "train" not in files:
+        raise FlairsuiteError(f"{folder}: no train file (no file name holds 'train'): name it with `train: FILE`")
+    if "test" not in files:
+        raise FlairsuiteError(f"{folder}: no test file (no file name holds 'test'): add one or name it with `test: FILE`; test is never sampled")
+    if "dev" not in files and dev_fraction is None:
+        raise FlairsuiteError(
+            f"{folder}: no dev file (no file name holds 'dev' or 'valid'): add one, name it with `dev: FILE`, "
+            "or take a fixed share of train with `dev_fraction: 0.1`"
+        )
+    if "dev" in files and dev_fraction is not None:
+        raise FlairsuiteError(f"{folder}: dev_fraction takes dev from train, but {files['dev'].name} is a dev file: drop one of the two")
+
+
+def sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, as stored (a .gz file: of the compressed bytes)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _tag_hint(fmt: FormatSpec) -> str:
+    return f"; tags are read from column {fmt.label} (`label:`)" if fmt.kind != "spans_json" else ""
+
+
+def _scan(files: dict[str, Path], fmt: FormatSpec, encoding: str, scheme: str) -> tuple[str, str, list[str]]:
+    """Read every file once: (scheme, how it was chosen, entity types); an ill-formed tag or one outside `scheme` is an error at its line."""
+    evidence = SchemeEvidence()
+    allowed = PREFIXES["bioes" if scheme == "auto" else scheme]  # E- and S- only where the scheme has them
+    for path in files.values():
+        for sentence in read_tagged(path, fmt, encoding, Counter()):
+            for tag, line in zip(sentence.tags, sentence.lines):
+                try:
+                    prefix, _ = split_tag(tag, PREFIXES["bioes"])
+                except ValueError as err:
+                    raise InputError(path, line, f"{err}{_tag_hint(fmt)}") from None
+                if prefix in AS_BIO and prefix not in allowed:
+                    raise InputError(path, line, f"tag '{tag}' is BIOES, but the corpus says scheme: {scheme}: use scheme: bioes or auto")
+            evidence.add(sentence.tags)
+    if not evidence.types:
+        files_read = ", ".join(p.name for p in files.values())
+        raise FlairsuiteError(f"{files_read}: no entity tag at all, only O{_tag_hint(fmt)}")
+    if scheme != "auto":
+        return scheme, "given", sorted(evidence.types)
+    found, reason = evidence.scheme()
+    return found, f"auto: {reason}", sorted(evidence.types)
+
+
+def own_corpus(entry: Mapping[str, Any], base: Path) -> DatasetSpec:
+    """The DatasetSpec of the corpus folder `entry['path']` (below `base`) read by the entry's keys (module docstring)."""
+    unknown = [key for key in entry if key not in KEYS]
+    if unknown:
+        raise unknown_name_error("key", str(unknown[0]), list(KEYS))
+    if not isinstance(entry.get("path"), str) or not entry["path"]:
+        raise FlairsuiteError(f"path: {show(entry.get('path'))} is not a folder, e.g. path: data/letters/")
+    folder = (base / entry["path"]).resolve()
+    name = entry.get("name", folder.name)
+    if not isinstance(name, str) or not name:
+        raise FlairsuiteError(f"name: {show(name)} is not a corpus name, e.g. name: letters")
+    if name in names():
+        raise FlairsuiteError(f"name: '{name}' is a registered dataset; give your corpus another name")
+    try:
+        fmt, scheme = _format(entry), _choice("scheme", entry.get("scheme", "auto"), SCHEMES)
+        dev_fraction, encoding = _dev_fraction(entry.get("dev_fraction")), _encoding(entry.get("encoding", "utf-8"))
+    except FlairsuiteError as err:
+        raise FlairsuiteError(f"{name}: {err}") from None
+    files = find_files(folder, entry)
+    _check_splits(folder, files, dev_fraction)
+    scheme, rule, types = _scan(files, fmt, encoding, scheme)
+    return DatasetSpec(
+        name=name,
+        title=f"own corpus in {folder}",
+        language="unknown",
+        task="ner",
+        license="unknown",
+        folder=str(folder),
+        label_type="ner",
+        format=replace(fmt, scheme=scheme),
+        types=tuple(types),
+        encoding=encoding,
+        splits={split: FileSpec(split, (str(path),)) for split, path in files.items()},
+        fetch="own",
+        dev_fraction=dev_fraction,
+        checksums={split: sha256(path) for split, path in files.items()},
+        scheme_rule=rule,
+    )
+
+
+def corpus_record(spec: DatasetSpec) -> dict[str, Any]:
+    """What an own corpus's runs depend on, for their fingerprint and metrics.json: reading settings, scheme, labels, file checksums, dev_fraction.
+
+    The folder is not part of it: the same files elsewhere are the same corpus.
+    """
+    return {
+        "format": {key: value for key, value in asdict(spec.format).items() if key in FORMAT_RECORD},
+        "encoding": spec.encoding,
+        "scheme": spec.format.scheme,
+        "labels": list(spec.types),
+        "files": {split: {"file": Path(entry.files[0]).name, "sha256": spec.checksums[split]} for split, entry in spec.splits.items()},
+        "dev_fraction": spec.dev_fraction,
+    }
+
+
+def entry_from_texts(entry: Mapping[str, str]) -> dict[str, Any]:
+    """An entry from command-line texts: `text` and `label` as integers and `dev_fraction` as a number where they read as such."""
+    typed: dict[str, Any] = dict(entry)
+    for key, convert in (("text", int), ("label", int), ("dev_fraction", float)):
+        try:
+            typed[key] = convert(entry[key])
+        except (KeyError, ValueError):
+            pass
+    return typed
+
+
+def is_folder_argument(argument: str) -> bool:
+    """Whether a command's NAME_OR_PATH argument means a folder: it has a path separator, or is a folder and no registered name."""
+    return "/" in argument or "\\" in argument or (argument not in names() and Path(argument).is_dir())
+

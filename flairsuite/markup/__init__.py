@@ -1,0 +1,7 @@
+"""Markup from character-offset entity spans: TEI P5 (a new document, or in place in a TEI/XML file) and one HTML page.
+
+Nothing here knows Flair or the models: `flairsuite.predict` turns a tagger's output into `Span`s
+(character offsets in the text the tagger saw) and these modules write them as markup:
+`spans` (the span model and tag insertion), `typemap` (entity type -> TEI element, YAML override),
+`xmlsource` (the taggable text of a TEI/XML file and its offsets in the file), `tei`, `html`.
+"""

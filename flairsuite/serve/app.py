@@ -1,0 +1,154 @@
+"""The FastAPI application: `GET /` (the page), `POST /tag` (spans as JSON), `GET /health`.
+
+`create_app(model_path)` loads the model once; every request is tagged by the one worker of
+`flairsuite.serve.batching`. Every error is JSON `{"error": "<one line>"}`: 400/413/415 for what
+the client sent (`flairsuite.serve.payload`), 404/405 for a wrong route, 503 when the queue is full,
+and 500, without any traceback or exception text, when the model itself fails (the server log has
+the details).
+"""
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Optional
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from starlette.exceptions import HTTPException
+
+from flairsuite.errors import FlairsuiteError
+from flairsuite.markup.html import legend, marked_text, type_css
+from flairsuite.markup.spans import count_types
+from flairsuite.serve.batching import Batcher, Busy
+from flairsuite.serve.engine import Tagging, TextTagger
+from flairsuite.serve.page import page
+from flairsuite.serve.payload import RequestError, accepted_media, body_limit, request_text, too_large
+
+MAX_CHARS = 100_000  # characters of one text at most (--max-chars)
+MAX_WAITING = 256  # requests queued for the model at most; more get 503
+INTERNAL_ERROR = "tagging failed: an internal error of the model (the server log has the details)"
+log = logging.getLogger(__name__)
+
+
+def error(status: int, message: str, headers: Optional[dict[str, str]] = None) -> JSONResponse:
+    """The JSON answer of every error: `{"error": message}`."""
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+async def read_body(request: Request, max_chars: int) -> bytes:
+    """The request body, refused (413) as soon as it is known to exceed `body_limit(max_chars)` bytes."""
+    limit = body_limit(max_chars)
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large(max_chars)
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large(max_chars)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def wants_html(request: Request) -> bool:
+    """`?html=1` (or true, yes): the answer also carries the page's markup."""
+    return request.query_params.get("html", "").lower() in ("1", "true", "yes")
+
+
+def answer(text: str, tagging: Tagging, markup: bool) -> dict[str, Any]:
+    """The JSON of a tagged text: spans with offsets, the covered text, type and confidence; with `markup`, the highlighted HTML."""
+    found: dict[str, Any] = {
+        "spans": [
+            {"start": s.start, "end": s.end, "text": text[s.start : s.end], "type": s.type, "confidence": round(s.confidence, 4)}
+            for s in tagging.spans
+        ],
+        "sentences": tagging.sentences,
+        "tokens": tagging.tokens,
+    }
+    if markup:
+        counts = count_types(tagging.spans)
+        found["markup"] = {"text": marked_text(text, tagging.spans), "legend": legend(counts), "css": type_css(counts)}
+    return found
+
+
+def http_message(request: Request, exc: HTTPException) -> str:
+    """One line for a routing error (404, 405) or another HTTPException."""
+    where = f"{request.method} {request.url.path}"
+    if exc.status_code == 404:
+        return f"not found: {where}; the page is GET /, the API POST /tag"
+    if exc.status_code == 405:
+        return f"method not allowed: {where}; use {(exc.headers or {}).get('Allow', 'another method')}"
+    return str(exc.detail)
+
+
+def create_app(
+    model_path: Path,
+    max_chars: int = MAX_CHARS,
+    fast: bool = True,
+    batch_size: Optional[int] = None,
+    entity_fix: bool = False,
+    max_waiting: int = MAX_WAITING,
+) -> FastAPI:
+    """The application for the suite tagger at `model_path`, loaded here, once (a bad model file is a FlairsuiteError)."""
+    tagger = TextTagger(model_path, fast, batch_size, entity_fix)
+    batcher: Batcher[Tagging] = Batcher(tagger.tag, max_waiting)
+    home = page(tagger.name, max_chars)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        batcher.close()
+
+    app = FastAPI(title="flairsuite serve", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.tagger, app.state.batcher = tagger, batcher
+
+    @app.get("/", response_class=HTMLResponse)
+    async def index() -> HTMLResponse:
+        """The page to paste a text into."""
+        return HTMLResponse(home)
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        """Whether the server is up, and its model and limit."""
+        return {"status": "ok", "model": tagger.name, "max_chars": max_chars}
+
+    @app.post("/tag")
+    async def tag(request: Request) -> JSONResponse:
+        """Tag the posted text: `{"spans": [{"start", "end", "text", "type", "confidence"}], "sentences": N, "tokens": N}`."""
+        try:
+            kind = accepted_media(request.headers.get("content-type"))
+            text = request_text(kind, await read_body(request, max_chars), max_chars)
+            future = batcher.submit(text)
+        except RequestError as err:
+            return error(err.status, err.message)
+        except Busy as err:
+            return error(503, str(err), {"Retry-After": "1"})
+        try:
+            tagging = await asyncio.wrap_future(future)
+            if not tagging.sentences:
+                return error(400, "no text to tag: the text holds nothing Flair splits into tokens")
+            return JSONResponse(answer(text, tagging, wants_html(request)))
+        except FlairsuiteError as err:
+            log.error("tagging failed: %s", err)
+            return error(500, f"tagging failed: {err}")
+        except Exception:
+            log.exception("tagging failed")
+            return error(500, INTERNAL_ERROR)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return error(exc.status_code, http_message(request, exc), exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error(400, f"bad request to {request.url.path}")
+
+    @app.exception_handler(Exception)
+    async def any_error(request: Request, exc: Exception) -> JSONResponse:  # the last line of defence: no traceback to the client
+        log.error("error answering %s %s", request.method, request.url.path, exc_info=exc)
+        return error(500, "internal server error (the server log has the details)")
+
+    return app
