@@ -28,6 +28,7 @@ from flair.file_utils import load_torch_state
 from flair.models import SequenceTagger
 from flair.splitter import SegtokSentenceSplitter
 
+import flairsuite.bert  # noqa: F401  (a tagger on a relative/WWA BERT rebuilds its model type "flairsuite_bert" on loading)
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.markup.html import render_html

@@ -55,7 +55,7 @@ def test_stacked_lengths_add_up(home):
         ("charlm:news-forward", "{home}/charlm/news-forward/best-lm.pt not found: run `flairsuite train-charlm --lang LANG --name news --direction forward`"),
         ("fasttext:da", "{home}/wordvectors/da-fasttext/vectors.kv not found: run `flairsuite train-fasttext --lang da`"),
         ("charlms:de-forward", "unknown embedding kind 'charlms'. Did you mean charlm, char?"),
-        ("bert-base", "unknown embedding kind 'bert-base'. Known: charlm, fasttext, char."),
+        ("bert-base", "unknown embedding kind 'bert-base'. Did you mean bert?"),
         ("fasttext", "embedding spec 'fasttext' needs a name, e.g. fasttext:de"),
         ("char:de", "embedding spec 'char:de': char takes no name (write 'char')"),
         ("charlm:de", "embedding spec 'charlm:de': write charlm:NAME-forward or charlm:NAME-backward"),
@@ -155,7 +155,7 @@ def test_a_new_kind_is_one_table_entry(toy_home):
     for spec, message in [
         ("toy", "embedding spec 'toy' needs a name, e.g. toy:mini"),
         ("toy:Mini", "embedding spec 'toy:Mini': write toy:LOWERCASE"),
-        ("bert", "unknown embedding kind 'bert'. Known: charlm, fasttext, char, toy."),
+        ("elmo", "unknown embedding kind 'elmo'. Known: charlm, fasttext, char, bert, toy."),
         ("toy:big", f"{home}/wordvectors/big-toy.json not found: run `flairsuite make-toy big`"),
     ]:
         with pytest.raises(FlairsuiteError) as caught:

@@ -12,7 +12,7 @@ import yaml
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments import CorpusChoice, fingerprint, load_experiment, runs
 from flairsuite.models.registry import LINEAR_TRAIN, PAPER_TRAIN, TAGGERS, default_train, tagger_spec
-from flairsuite.models.settings import TrainSettings
+from flairsuite.models.settings import LATER_SETTINGS, TrainSettings
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "experiments"
 NER = "sturm, arendt, germeval14, ler, conll03-de, conll03-en, wnut17, danish-ner, dane, cluener"
@@ -94,7 +94,7 @@ ERRORS = [
     ({"taggers": []}, "key 'taggers' is empty: list at least one, e.g. `taggers: [bilstm-crf, map-crf, map]`"),
     ({"taggers": ["map", "map"], "tagger_train": {}}, "taggers: map is listed twice: remove one"),
     ({"embeddings": {"proposed": ["charlm:de"]}}, "embeddings: proposed: embedding spec 'charlm:de': write charlm:NAME-forward or charlm:NAME-backward"),
-    ({"embeddings": {"classic": ["glove:en"]}}, "embeddings: classic: unknown embedding kind 'glove'. Known: charlm, fasttext, char."),
+    ({"embeddings": {"classic": ["glove:en"]}}, "embeddings: classic: unknown embedding kind 'glove'. Known: charlm, fasttext, char, bert."),
     ({"embeddings": {"classic": ["fasttext"]}}, "embeddings: classic: embedding spec 'fasttext' needs a name, e.g. fasttext:de"),
     ({"embeddings": {"classic": []}}, "embeddings: 'classic' must be a non-empty list of embedding specs, e.g. [fasttext:de]"),
     ({"embeddings": {"classic": "fasttext:de"}}, "embeddings: 'classic' must be a non-empty list of embedding specs, e.g. [fasttext:de]"),
@@ -112,7 +112,7 @@ ERRORS = [
     ({"seeds": [2, 1, 2]}, "seeds: 2 is listed twice: remove one"),
     ({"train": {"lr": 0.1}}, "train: unknown training setting 'lr'. Known: " + ", ".join(TrainSettings.keys()) + "."),
     ({"train": {"max_epoch": 5}}, "train: unknown training setting 'max_epoch'. Did you mean max_epochs?"),
-    ({"train": {"optimizer": "rmsprop"}}, 'train.optimizer must be one of: sgd, adam (found "rmsprop")'),
+    ({"train": {"optimizer": "rmsprop"}}, 'train.optimizer must be one of: sgd, adam, adamw (found "rmsprop")'),
     ({"train": {"max_epochs": 0}}, "train.max_epochs must be a positive integer (found 0)"),
     ({"train": [20]}, "train must be a mapping of training settings, e.g. {max_epochs: 20}"),
     ({"tagger_train": {"map": {"anneal_factor": 2}}}, "tagger_train.map.anneal_factor must be a number in (0, 1] (found 2)"),
@@ -196,11 +196,12 @@ def test_train_settings_precedence(tmp_path: Path) -> None:
 def test_train_settings_are_the_one_source_of_defaults() -> None:
     paper = {"learning_rate": 0.1, "mini_batch_size": 32, "max_epochs": 150, "anneal_factor": 0.5, "patience": 3, "optimizer": "sgd",
              "train_with_dev": False}
-    assert asdict(TrainSettings()) == asdict(PAPER_TRAIN) == paper
-    assert asdict(LINEAR_TRAIN) == {**paper, "optimizer": "adam", "learning_rate": 0.01}
+    assert TrainSettings().record() == PAPER_TRAIN.record() == paper  # the settings added later stay out while at their defaults
+    assert asdict(TrainSettings()) == {**paper, "schedule": "plateau", "warmup_fraction": 0.1, "epoch_samples": None}
+    assert LINEAR_TRAIN.record() == {**paper, "optimizer": "adam", "learning_rate": 0.01}
     for name in TAGGERS:
         defaults = default_train(name)
-        assert tuple(defaults) == TrainSettings.keys()
+        assert tuple(defaults) == tuple(key for key in TrainSettings.keys() if key not in LATER_SETTINGS)
         assert TrainSettings(**defaults) == tagger_spec(name).train  # constructing checks every value
 
 
@@ -209,7 +210,10 @@ def test_train_settings_are_the_one_source_of_defaults() -> None:
     [
         ({"max_epochs": 0}, "max_epochs must be a positive integer (found 0)"),
         ({"learning_rate": True}, "learning_rate must be a positive number (found true)"),
-        ({"optimizer": ["sgd"]}, 'optimizer must be one of: sgd, adam (found ["sgd"])'),
+        ({"optimizer": ["sgd"]}, 'optimizer must be one of: sgd, adam, adamw (found ["sgd"])'),
+        ({"schedule": "cosine"}, 'schedule must be one of: plateau, linear (found "cosine")'),
+        ({"warmup_fraction": 1}, "warmup_fraction must be a number in [0, 1) (found 1)"),
+        ({"epoch_samples": 0}, "epoch_samples must be a positive integer, or null for one pass over train (found 0)"),
         ({"train_with_dev": 1}, "train_with_dev must be true or false (found 1)"),
     ],
 )
@@ -250,6 +254,67 @@ def test_fingerprint_ignores_order_and_sees_values(tmp_path: Path) -> None:
         variant(embeddings={"proposed": ["charlm:de-backward", "charlm:de-forward"]}),
     ):
         assert fingerprint(load_experiment(write(tmp_path, changed, "changed.yaml"))) != reference
+
+
+BERT_STACKS = {"proposed": ["charlm:de-forward", "charlm:de-backward"], "bert": ["bert:de-cpu"], "bert+lm": ["charlm:de-forward", "bert:de-cpu@mean"]}
+
+
+def test_fine_tune_axis_adds_runs_below_ft_for_stacks_with_a_bert(tmp_path: Path) -> None:
+    data = variant(embeddings=BERT_STACKS, fine_tune=[False, True], entity_fix=[False, True], seeds=[1])
+    grid = runs(load_experiment(write(tmp_path, data)))
+    frozen_ids = [f"{c}/{s}/{t}/seed-1" for c in ("sturm", "ler-coarse") for s in BERT_STACKS for t in BASE["taggers"]]
+    tuned_ids = [f"{c}/{s}/ft/{t}/seed-1" for c in ("sturm", "ler-coarse") for s in ("bert", "bert+lm") for t in BASE["taggers"]]
+    assert sorted(run.run_id for run in grid) == sorted(frozen_ids + tuned_ids)  # no fine-tuned `proposed`: nothing in it to fine-tune
+    assert all(run.entity_fix == (False, True) for run in grid)
+    tuned = {run.run_id: run for run in grid if run.fine_tune}
+    frozen = {run.run_id: run for run in grid if not run.fine_tune}
+    assert set(tuned) == set(tuned_ids) and set(frozen) == set(frozen_ids)
+    # fine-tuned runs: the paper's batch and length (LER 50 x 5,000 samples), Flair's AdamW 5e-5 with linear warm-up and decay;
+    # `train` and `tagger_train` (frozen runs' overrides) do not reach them
+    paper = {"mini_batch_size": 16, "epoch_samples": 5000, "optimizer": "adamw", "learning_rate": 5e-5, "schedule": "linear",
+             "warmup_fraction": 0.1}
+    for run in tuned.values():
+        assert {key: run.train_settings[key] for key in paper} == paper
+        assert run.train_settings["max_epochs"] == (50 if run.corpus.name == "ler" else 30)
+    assert frozen["sturm/bert/map/seed-1"].train_settings == {**default_train("map"), "max_epochs": 20, "learning_rate": 0.05}
+    single = runs(load_experiment(write(tmp_path, variant(embeddings={"bert": ["bert:de-cpu"]}, fine_tune=True, seeds=[1]), "one.yaml")))
+    assert [run.run_id for run in single][:3] == ["sturm/bert/ft/bilstm-crf/seed-1", "sturm/bert/ft/map-crf/seed-1", "sturm/bert/ft/map/seed-1"]
+    assert all(run.fine_tune for run in single)
+
+
+def test_fine_tune_overrides_and_fingerprints(tmp_path: Path) -> None:
+    data = variant(embeddings=BERT_STACKS, fine_tune=[False, True], fine_tune_train={"max_epochs": 2, "epoch_samples": 64})
+    config = load_experiment(write(tmp_path, data))
+    tuned = [run for run in runs(config) if run.fine_tune]
+    assert {(run.train_settings["max_epochs"], run.train_settings["epoch_samples"]) for run in tuned} == {(2, 64)}
+    # the frozen runs of a file are the same runs (same records, ids, settings) with or without the fine-tuning axis
+    plain = load_experiment(write(tmp_path, variant(embeddings=BERT_STACKS), "plain.yaml"))
+    assert [run for run in runs(config) if not run.fine_tune] == runs(plain)
+    assert fingerprint(config) != fingerprint(plain)
+    assert fingerprint(load_experiment(write(tmp_path, variant(embeddings=BERT_STACKS, fine_tune=[False]), "off.yaml"))) == fingerprint(plain)
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"fine_tune": True}, "fine_tune: true needs a stack with a bert: embedding to fine-tune, e.g. `embeddings: {bert: [bert:de-cpu]}`"),
+        ({"fine_tune": [False, True]}, "fine_tune: true needs a stack with a bert: embedding to fine-tune, e.g. `embeddings: {bert: [bert:de-cpu]}`"),
+        ({"fine_tune": True, "embeddings": BERT_STACKS},
+         "fine_tune: stack 'proposed' has no bert: embedding to fine-tune: add false to fine_tune or remove the stack"),
+        ({"fine_tune": "yes", "embeddings": BERT_STACKS}, "fine_tune: write true, false or a list of them, e.g. `fine_tune: [false, true]`"),
+        ({"fine_tune": [True, True], "embeddings": BERT_STACKS}, "fine_tune: true is listed twice: remove one"),
+        ({"fine_tune": [], "embeddings": BERT_STACKS}, "key 'fine_tune' is empty: list at least one, e.g. `fine_tune: [false, true]`"),
+        ({"fine_tune_train": {"max_epochs": 2}, "embeddings": BERT_STACKS}, "fine_tune_train: no run fine-tunes: add `fine_tune: true` or remove this key"),
+        ({"fine_tune": True, "embeddings": {"bert": ["bert:de-cpu"]}, "fine_tune_train": {"schedule": "cosine"}},
+         'fine_tune_train.schedule must be one of: plateau, linear (found "cosine")'),
+        ({"embeddings": {"bert": ["bert:de-cpu@max"]}},
+         "embeddings: bert: embedding spec 'bert:de-cpu@max': unknown option '@max': options are @first or @mean (sub-token pooling) "
+         "and @lastN or @layerK (layers), e.g. bert:de-cpu@mean@last4"),
+    ],
+)
+def test_fine_tune_errors_name_file_and_key(tmp_path: Path, changes: dict[str, Any], message: str) -> None:
+    path = write(tmp_path, variant(**changes))
+    assert error(path) == f"{path}: {message}"
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.name)

@@ -5,9 +5,10 @@
 | `charlm:NAME-forward`, `charlm:NAME-backward` | `FlairEmbeddings` | `charlm/NAME-DIRECTION/best-lm.pt` |
 | `fasttext:LANG` | `WordEmbeddings` | `wordvectors/LANG-fasttext/vectors.kv` (+ side files) |
 | `char` | `CharacterEmbeddings` (task-trained, Lample et al. 2016) | none: a built-in character set |
+| `bert:NAME`, `bert:NAME@OPTION` (`bert.py`) | `TransformerWordEmbeddings` (fixed, or fine-tuned) | `bert/NAME/config.json` (+ weights, tokenizer) |
 
 Each kind is one entry of `kinds.EMBEDDING_KINDS`, its functions in its module (`charlm.py`,
-`fasttext.py`, `char.py`); the functions here read that table. Also here: the LSTM kernels of the
+`fasttext.py`, `char.py`, `bert.py`); the functions here read that table. Also here: the LSTM kernels of the
 fast featurizers (`lstm.py`), and `length_batches`, `token_vectors` (`batching.py`).
 """
 
@@ -91,6 +92,17 @@ def artifact_digest(spec: str, home: Path) -> str:
 def frozen(spec: str, fine_tune: bool = False) -> bool:
     """Whether the embedding of `spec` is fixed while a tagger trains (and so can be cached)."""
     return kind_of(spec)[0].frozen(fine_tune)
+
+
+def set_trainable(spec: str, embedding: TokenEmbeddings, fine_tune: bool) -> None:
+    """Set a resolved `embedding` of `spec` up for a tagger that fine-tunes its embeddings or not.
+
+    Its weights get gradients unless it is `frozen`, and its kind's `set_fine_tune` (if any) does the rest.
+    """
+    entry = kind_of(spec)[0]
+    embedding.requires_grad_(not entry.frozen(fine_tune))
+    if entry.set_fine_tune is not None:
+        entry.set_fine_tune(embedding, fine_tune)
 
 
 def resolve(spec: str, home: Path) -> TokenEmbeddings:

@@ -1,7 +1,7 @@
 """The embedding kinds: `EmbeddingKind` and the registry `EMBEDDING_KINDS`, one entry per kind.
 
 An entry says everything the suite needs to know about a kind (its functions live in the kind's
-module: `charlm.py`, `fasttext.py`, `char.py`): the spec grammar, the artifact a spec names below
+module: `charlm.py`, `fasttext.py`, `char.py`, `bert.py`): the spec grammar, the artifact a spec names below
 the home folder and the command that builds it, what a cache key digests, whether the embedding
 is fixed while a tagger trains (and so cacheable), how it becomes a Flair embedding, and its fast
 inference path. The functions of the package (`flairsuite.embeddings`) read this table and nothing
@@ -18,7 +18,7 @@ import torch
 from flair.data import Sentence
 from flair.embeddings import TokenEmbeddings
 
-from flairsuite.embeddings import char, charlm, fasttext
+from flairsuite.embeddings import bert, char, charlm, fasttext
 
 Featurizer = Callable[[list[Sentence]], torch.Tensor]  # sentences -> (their tokens, dim), in order
 
@@ -35,7 +35,9 @@ class EmbeddingKind:
       as name, NUL, content) or, for a kind without artifact, bytes that define the embedding.
     - `frozen(fine_tune)`: whether the embedding is fixed while a tagger trains (so cacheable),
       for a tagger that fine-tunes its embeddings or not.
-    - `resolve(name, path)`: the Flair embedding, given the spec's name and its artifact path.
+    - `resolve(name, path)`: the Flair embedding, given the spec's name and its artifact path, as
+      it is while fixed; `set_fine_tune(embedding, fine_tune)`: what else than `requires_grad` makes
+      it train with a fine-tuning tagger (None: nothing).
     - `recognizes(embedding)`: whether a loaded Flair embedding is this kind's, in the form its fast
       path handles; `featurizer(embedding, quantize)`: that fast path (None: Flair's own `embed`).
     """
@@ -50,6 +52,7 @@ class EmbeddingKind:
     artifact: Optional[Callable[[str, Path], Path]] = None
     build_command: Optional[Callable[[str], str]] = None
     featurizer: Optional[Callable[[TokenEmbeddings, bool], Featurizer]] = None
+    set_fine_tune: Optional[Callable[[TokenEmbeddings, bool], None]] = None
 
 
 EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
@@ -84,6 +87,18 @@ EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
             frozen=char.frozen,
             resolve=char.resolve,
             recognizes=char.recognizes,
+        ),
+        "bert": EmbeddingKind(
+            takes_name=True,
+            example="bert:de-cpu",
+            check_name=bert.check_name,
+            artifact=bert.artifact,
+            build_command=bert.build_command,
+            digested=bert.digested,
+            frozen=bert.frozen,
+            resolve=bert.resolve,
+            set_fine_tune=bert.set_fine_tune,
+            recognizes=bert.recognizes,
         ),
     }
 )

@@ -1,6 +1,6 @@
 """Experiment files: load and validate one YAML file into typed settings, and expand it into runs.
 
-An experiment is the grid corpus x embedding stack x tagger x seed (keys: experiments/README.md).
+An experiment is the grid corpus x embedding stack (x fine-tuning) x tagger x seed (keys: experiments/README.md).
 Every problem is a one-line error naming the file and the key, e.g.
 `Error: experiments/t3.yaml: taggers: unknown tagger "bilstm" (known: bilstm-crf, map-crf, map)`.
 """
@@ -10,7 +10,7 @@ import itertools
 import json
 import re
 from collections.abc import Hashable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -18,9 +18,9 @@ import yaml
 
 from flairsuite.corpora.own import corpus_record, own_corpus
 from flairsuite.corpora.registry import DatasetSpec, dataset, names
-from flairsuite.embeddings import parse
+from flairsuite.embeddings import frozen, parse
 from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
-from flairsuite.models.registry import TAGGERS, tagger_spec
+from flairsuite.models.registry import TAGGERS, fine_tune_train, tagger_spec
 from flairsuite.models.settings import TrainSettings
 from flairsuite.values import is_int, is_number, show
 
@@ -33,6 +33,8 @@ EXAMPLES = {
     "train": "train: {max_epochs: 20}",
     "tagger_train": "tagger_train: {map: {learning_rate: 0.05}}",
     "entity_fix": "entity_fix: [false, true]",
+    "fine_tune": "fine_tune: [false, true]",
+    "fine_tune_train": "fine_tune_train: {max_epochs: 50}",
 }
 KEYS = tuple(EXAMPLES)
 REQUIRED = ("name", "corpora", "embeddings", "taggers", "seeds")
@@ -40,6 +42,7 @@ SUBSAMPLE = "subsample"
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 SAFE_NAME_RULE = "letters, digits and . _ + - (starting with a letter or digit)"
 MAX_SEED = 2**32  # numpy's seed range, which flair.set_seed uses
+FINE_TUNED = "ft"  # the path component of fine-tuned runs, after the stack's
 NOT_NER = {"pos": "a part-of-speech (PoS) set", "raw": "a raw-text set for language models"}
 
 
@@ -84,6 +87,8 @@ class ExperimentConfig:
     train: dict[str, Any]
     tagger_train: dict[str, dict[str, Any]]
     entity_fix: tuple[bool, ...] = (False,)
+    fine_tune: tuple[bool, ...] = (False,)
+    fine_tune_train: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -98,11 +103,12 @@ class Run:
     seed: int
     train_settings: dict[str, Any]
     entity_fix: tuple[bool, ...] = (False,)
+    fine_tune: bool = False
 
     @property
     def run_id(self) -> str:
-        """The run's folder below results/<experiment>/, e.g. `sturm/proposed+word/map-crf/seed-1`."""
-        return f"{self.corpus.key}/{self.embeddings}/{self.tagger}/seed-{self.seed}"
+        """The run's folder below results/<experiment>/, e.g. `sturm/proposed+word/map-crf/seed-1`; fine-tuned: `sturm/bert/ft/map/seed-1`."""
+        return f"{self.corpus.key}/{self.embeddings}/{FINE_TUNED + '/' if self.fine_tune else ''}{self.tagger}/seed-{self.seed}"
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -264,6 +270,34 @@ def _entity_fix(data: dict[str, Any]) -> tuple[bool, ...]:
     return tuple(values)
 
 
+def tunable(specs: tuple[str, ...]) -> bool:
+    """Whether fine-tuning changes the stack `specs`: one of its embeddings is fixed unless the tagger fine-tunes (`bert:`)."""
+    return any(frozen(spec) and not frozen(spec, fine_tune=True) for spec in specs)
+
+
+def _fine_tune(data: dict[str, Any], stacks: dict[str, tuple[str, ...]]) -> tuple[bool, ...]:
+    if "fine_tune" not in data:
+        return (False,)
+    value = data["fine_tune"]
+    values = _list(data, "fine_tune") if isinstance(value, list) else [value]
+    if not all(isinstance(v, bool) for v in values):
+        raise FlairsuiteError(f"fine_tune: write true, false or a list of them, e.g. `{EXAMPLES['fine_tune']}`")
+    _no_repeats("fine_tune", [show(v) for v in values])
+    if True in values:
+        plain = [name for name, specs in stacks.items() if not tunable(specs)]
+        if len(plain) == len(stacks):
+            raise FlairsuiteError("fine_tune: true needs a stack with a bert: embedding to fine-tune, e.g. `embeddings: {bert: [bert:de-cpu]}`")
+        if False not in values and plain:
+            raise FlairsuiteError(f"fine_tune: stack '{plain[0]}' has no bert: embedding to fine-tune: add false to fine_tune or remove the stack")
+    return tuple(values)
+
+
+def _fine_tune_train(data: dict[str, Any], fine_tune: tuple[bool, ...]) -> dict[str, Any]:
+    if "fine_tune_train" in data and True not in fine_tune:
+        raise FlairsuiteError("fine_tune_train: no run fine-tunes: add `fine_tune: true` or remove this key")
+    return TrainSettings.check_overrides("fine_tune_train", data.get("fine_tune_train"))
+
+
 def _tagger_train(data: dict[str, Any], taggers: list[str]) -> dict[str, dict[str, Any]]:
     value = data.get("tagger_train") or {}
     if not isinstance(value, dict):
@@ -286,15 +320,19 @@ def _config(data: Any, base: Path) -> ExperimentConfig:
         if key not in data:
             raise FlairsuiteError(f"missing key '{key}': add e.g. `{EXAMPLES[key]}`")
     taggers = _taggers(data)
+    corpora, stacks = _corpora(data, base), _embeddings(data)
+    fine_tune = _fine_tune(data, stacks)
     return ExperimentConfig(
         name=_safe_name("name", data["name"]),
-        corpora=_corpora(data, base),
-        embeddings=_embeddings(data),
+        corpora=corpora,
+        embeddings=stacks,
         taggers=taggers,
         seeds=_seeds(data),
         train=TrainSettings.check_overrides("train", data.get("train")),
         tagger_train=_tagger_train(data, taggers),
         entity_fix=_entity_fix(data),
+        fine_tune=fine_tune,
+        fine_tune_train=_fine_tune_train(data, fine_tune),
     )
 
 
@@ -314,23 +352,36 @@ def load_experiment(path: Union[str, Path]) -> ExperimentConfig:
         raise InputError(path, None, str(err)) from None
 
 
-def train_settings(config: ExperimentConfig, tagger: str) -> dict[str, Any]:
-    """The tagger's defaults, overridden by `train`, then by `tagger_train[tagger]`, as a plain dict (fingerprinted as it is)."""
-    return asdict(tagger_spec(tagger).train.overridden(config.train, config.tagger_train.get(tagger, {})))
+def train_settings(config: ExperimentConfig, tagger: str, corpus: Optional[CorpusChoice] = None, fine_tune: bool = False) -> dict[str, Any]:
+    """The settings of a run as a plain dict (fingerprinted as it is; `TrainSettings.record`).
+
+    Frozen: the tagger's defaults, overridden by `train`, then by `tagger_train[tagger]`. Fine-tuned:
+    the fine-tuning defaults for the corpus (`registry.fine_tune_train`), overridden by `fine_tune_train`.
+    """
+    if fine_tune:
+        dataset_name = corpus.name if corpus is not None and corpus.own is None else ""
+        return fine_tune_train(dataset_name).overridden(config.fine_tune_train).record()
+    return tagger_spec(tagger).train.overridden(config.train, config.tagger_train.get(tagger, {})).record()
 
 
 def runs(config: ExperimentConfig) -> list[Run]:
-    """Every run of the grid corpus x embedding stack x tagger x seed, in the file's order."""
+    """Every run of the grid corpus x embedding stack x fine-tuning x tagger x seed, in the file's order.
+
+    Fine-tuned runs only for stacks that fine-tuning changes (`tunable`).
+    """
     return [
-        Run(config.name, corpus, stack, config.embeddings[stack], tagger, seed, train_settings(config, tagger), config.entity_fix)
-        for corpus, stack, tagger, seed in itertools.product(config.corpora, config.embeddings, config.taggers, config.seeds)
+        Run(config.name, corpus, stack, config.embeddings[stack], tagger, seed, train_settings(config, tagger, corpus, tune),
+            config.entity_fix, tune)
+        for corpus, stack, tune, tagger, seed in itertools.product(config.corpora, config.embeddings, config.fine_tune, config.taggers, config.seeds)
+        if not tune or tunable(config.embeddings[stack])
     ]
 
 
 def run_record(run: Run) -> dict[str, Any]:
     """What a run does, as plain data: id, corpus, options, subsample, embedding specs, tagger, seed, settings.
 
-    An own corpus adds `corpus_files` (`own.corpus_record`: format, scheme, labels, file checksums,
+    A fine-tuned run adds `fine_tune: true` (frozen runs add nothing, so their fingerprints stay as
+    they were). An own corpus adds `corpus_files` (`own.corpus_record`: format, scheme, labels, file checksums,
     dev_fraction); registered corpora add nothing, so their fingerprints stay as they were.
     """
     record = {
@@ -343,6 +394,7 @@ def run_record(run: Run) -> dict[str, Any]:
         "seed": run.seed,
         "train": run.train_settings,
         "entity_fix": list(run.entity_fix),
+        **({"fine_tune": True} if run.fine_tune else {}),
     }
     if run.corpus.own is not None:
         record["corpus_files"] = corpus_record(run.corpus.own)

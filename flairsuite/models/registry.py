@@ -41,9 +41,16 @@ Training defaults (`default_train`; an experiment's `train` and `tagger_train` o
   tokens and clips at norm 5) moves mostly along the largest features; 0.01 moves a tag-map weight
   by ~0.1-1 within the ~80 steps of a Sturm epoch. Measured above: Adam beats SGD 0.1 by 4-10 points
   at 10 epochs for both linear taggers.
+- `fine_tune_train(corpus)`: every tagger, when it fine-tunes its BERTs (`fine_tune: true`). From
+  the small-BERT paper (Zöllner et al. 2021, §6.1): mini-batches of 16 and a training length of
+  30 epochs of 5,000 sentences (150,000 samples; LER: 50 x 5,000 = 250,000). From Flair's
+  `ModelTrainer.fine_tune`, where the paper says nothing: AdamW (torch's defaults, weight decay
+  0.01), learning rate 5e-5 for the whole model, linear warm-up over the first 10 % of the steps
+  then linear decay to 0, and the model of the last epoch kept (dev F1 is recorded per epoch).
+  Gradient clipping at 5 and the loss summed over a batch's tokens are Flair's, as for all taggers.
 """
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
@@ -65,6 +72,10 @@ LOCKED_DROPOUT = 0.5  # Flair's default, for the BiLSTM taggers only (see "Dropo
 # See "Training defaults" in the module docstring.
 PAPER_TRAIN = TrainSettings()
 LINEAR_TRAIN = replace(PAPER_TRAIN, optimizer="adam", learning_rate=0.01)
+FINE_TUNE_TRAIN = replace(
+    PAPER_TRAIN, optimizer="adamw", learning_rate=5e-5, mini_batch_size=16, max_epochs=30, schedule="linear", warmup_fraction=0.1, epoch_samples=5000
+)
+FINE_TUNE_EPOCHS = MappingProxyType({"ler": 50})  # the paper's longer training on LER (§6.1); other corpora: FINE_TUNE_TRAIN's 30
 
 
 Builder = Callable[[TokenEmbeddings, Dictionary, str], flair.nn.Classifier]
@@ -136,8 +147,13 @@ def tagger_spec(name: str) -> TaggerSpec:
 
 
 def default_train(name: str) -> dict[str, Any]:
-    """Tagger `name`'s training defaults as a fresh plain dict (keys: `TrainSettings.keys()`), as run records hold them."""
-    return asdict(tagger_spec(name).train)
+    """Tagger `name`'s training defaults as a fresh plain dict, as run records hold them."""
+    return tagger_spec(name).train.record()
+
+
+def fine_tune_train(corpus: str) -> TrainSettings:
+    """The training defaults of every tagger that fine-tunes its BERTs on dataset `corpus` (see the module docstring)."""
+    return replace(FINE_TUNE_TRAIN, max_epochs=FINE_TUNE_EPOCHS.get(corpus, FINE_TUNE_TRAIN.max_epochs))
 
 
 def saved_classes() -> dict[str, type[flair.nn.Classifier]]:

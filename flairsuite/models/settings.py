@@ -7,12 +7,18 @@ dev gain, no training on dev. The registry derives each tagger's defaults from i
 `tagger_train` mappings override single settings and are checked here, with the one-line messages
 the experiment loader reports (`train.max_epochs must be a positive integer (found 0)`).
 
-Run records and fingerprints hold the settings as a plain dict (`dataclasses.asdict`), values as
-written: an override `learning_rate: 1` stays the int 1, so a fingerprint never changes because
-of this class.
+Fine-tuning a BERT with the tagger (`fine_tune: true`) trains differently: AdamW, a learning rate
+warmed up linearly over the first `warmup_fraction` of all steps and then decayed linearly to 0
+(`schedule: linear`, Flair's `ModelTrainer.fine_tune`), and epochs of `epoch_samples` sentences
+instead of one pass over train (the registry's `fine_tune_train`).
+
+Run records and fingerprints hold the settings as a plain dict (`record()`), values as written: an
+override `learning_rate: 1` stays the int 1, so a fingerprint never changes because of this class.
+The settings added for fine-tuning (`LATER_SETTINGS`) are left out of a record while all of them
+hold their defaults, so the records of the runs from before them stay as they were.
 """
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Optional
 
@@ -21,7 +27,11 @@ import torch
 from flairsuite.errors import FlairsuiteError, unknown_name_error
 from flairsuite.values import is_int, is_number, show
 
-OPTIMIZERS: Mapping[str, type[torch.optim.Optimizer]] = MappingProxyType({"sgd": torch.optim.SGD, "adam": torch.optim.Adam})
+OPTIMIZERS: Mapping[str, type[torch.optim.Optimizer]] = MappingProxyType(
+    {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
+)
+SCHEDULES = ("plateau", "linear")  # anneal on a dev plateau and keep the best dev epoch | warm-up, linear decay, last epoch
+LATER_SETTINGS = ("schedule", "warmup_fraction", "epoch_samples")  # recorded only where one differs from its default
 
 # setting -> (what its value must be, the test)
 CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
@@ -33,6 +43,9 @@ CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
         "patience": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
         "optimizer": (f"one of: {', '.join(OPTIMIZERS)}", lambda v: isinstance(v, str) and v in OPTIMIZERS),
         "train_with_dev": ("true or false", lambda v: isinstance(v, bool)),
+        "schedule": (f"one of: {', '.join(SCHEDULES)}", lambda v: isinstance(v, str) and v in SCHEDULES),
+        "warmup_fraction": ("a number in [0, 1)", lambda v: is_number(v) and 0 <= v < 1),
+        "epoch_samples": ("a positive integer, or null for one pass over train", lambda v: v is None or (is_int(v) and v > 0)),
     }
 )
 
@@ -55,6 +68,9 @@ class TrainSettings:
     patience: int = 3
     optimizer: str = "sgd"  # a key of OPTIMIZERS
     train_with_dev: bool = False
+    schedule: str = "plateau"  # a key of SCHEDULES
+    warmup_fraction: float = 0.1  # of all steps, with schedule "linear"
+    epoch_samples: Optional[int] = None  # sentences per epoch (drawn from shuffled passes over train); None: one pass
 
     def __post_init__(self) -> None:
         for setting in fields(self):
@@ -92,6 +108,13 @@ class TrainSettings:
         for override in overrides:
             merged.update(override)
         return replace(self, **merged)
+
+    def record(self) -> dict[str, Any]:
+        """The settings as a plain dict for run records; without those of `LATER_SETTINGS` while all of them hold their defaults."""
+        record, default = asdict(self), TrainSettings()
+        if all(record[key] == getattr(default, key) for key in LATER_SETTINGS):
+            return {key: value for key, value in record.items() if key not in LATER_SETTINGS}
+        return record
 
     def optimizer_class(self) -> type[torch.optim.Optimizer]:
         """The torch optimizer that `optimizer` names."""

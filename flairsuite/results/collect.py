@@ -21,6 +21,8 @@ Each run writes `results/<experiment>/<run>/metrics.json`. The schema, checked b
 }
 ```
 
+Runs since fine-tuning add `"fine_tune": true/false` (a BERT of the stack trained with the tagger;
+missing: false) and `"artifact_digests"` (sha256 of each embedding's files, e.g. the BERT folder's).
 Scores are fractions in [0, 1]. `subsample` is null, or a description of the fixed subsample the
 run used (e.g. `"10% of train (seed 1)"`); tables footnote it. `corpus_label` names the table
 column, so it must tell apart corpus options (`"ler (coarse)"`).
@@ -88,7 +90,13 @@ SCHEMA: dict[str, Schema] = {
     "seconds": NUMBER,
 }
 
-RUN_COLUMNS = ("experiment", "run", "corpus", "corpus_label", "subsample", "embeddings", "tagger", "entity_fix", "seed")
+RUN_COLUMNS = ("experiment", "run", "corpus", "corpus_label", "subsample", "embeddings", "fine_tune", "tagger", "entity_fix", "seed")
+OPTIONAL = {"fine_tune": False}  # run columns that older metrics files lack: their value there
+
+
+def run_columns(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The RUN_COLUMNS of one metrics file (OPTIONAL ones it lacks at their default)."""
+    return {column: metrics.get(column, OPTIONAL[column]) if column in OPTIONAL else metrics[column] for column in RUN_COLUMNS}
 
 
 class RunMetrics(NamedTuple):
@@ -153,7 +161,7 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
     rows = []
     for run in runs:
         m = run.metrics
-        row = {column: m[column] for column in RUN_COLUMNS}
+        row = run_columns(m)
         row["embedding_specs"] = " ".join(m["embedding_specs"])
         row["corpus_options"] = m["corpus_options"]
         row.update({f"{split}_{score}": m[split][score] for split in SCORED_SPLITS for score in SCORES})
@@ -166,7 +174,7 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
 def per_type_frame(runs: list[RunMetrics]) -> pd.DataFrame:
     """One row per run, split and entity type: the run's keys, split, type, precision, recall, f1, support."""
     rows = [
-        {**{column: run.metrics[column] for column in RUN_COLUMNS}, "split": split, "type": name, **scores}
+        {**run_columns(run.metrics), "split": split, "type": name, **scores}
         for run in runs
         for split in SCORED_SPLITS
         for name, scores in run.metrics[split]["per_type"].items()

@@ -50,7 +50,8 @@ def table8(runs: pd.DataFrame, fmt: str = "md") -> str:
     means = table.xs("mean", axis=1, level="stat")[tasks]
     cells["Average"] = means.mean(axis=1, skipna=False).map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
     for key in cells.index:
-        tagger, fix = key[1], bool(key[2]) if len(key) > 2 else False
+        fields = dict(zip(cells.index.names, key))
+        tagger, fix = fields["tagger"], bool(fields.get("entity_fix", False))
         paper = dict(zip(COLUMNS.values(), PAPER.get(PAPER_METHOD.get(tagger, ""), {}).get(fix, ())))
         for task in tasks:
             cells.loc[key, f"paper {task}"] = f"{paper[task]:.2f}" if paper else ""

@@ -1,6 +1,7 @@
 """Comparison tables over runs: aggregation over seeds, then Markdown, CSV or LaTeX text.
 
-Rows are embedding stack × tagger (× Entity-Fix when any run of the table used it), columns are
+Rows are embedding stack (× fine-tuned) × tagger (× Entity-Fix), the bracketed levels only when any
+run of the table fine-tuned or used Entity-Fix; columns are
 corpus labels, cells are `mean ± std (n)` over seeds in percent with 2 decimals; std is the sample
 std (ddof=1), shown as `–` (LaTeX `--`) when n = 1. The best cell per column (highest mean as
 shown; ties all) is bold in md (`**…**`) and LaTeX (`\\textbf{…}`) and ends with `*` in CSV.
@@ -18,8 +19,9 @@ from flairsuite.results.collect import SCORES, SCORED_SPLITS
 
 KEYS = ("embeddings", "tagger")
 FIX = "entity_fix"
+TUNED = "fine_tune"
 STATS = ("mean", "std", "n")
-KEY_HEADERS = {FIX: "Entity-Fix"}
+KEY_HEADERS = {FIX: "Entity-Fix", TUNED: "fine-tuned"}
 
 
 class Style(NamedTuple):
@@ -48,8 +50,9 @@ def score_column(metric: str, split: str) -> str:
 
 
 def row_keys(runs: pd.DataFrame) -> list[str]:
-    """embeddings, tagger, and entity_fix when any of `runs` used it."""
-    return [*KEYS, FIX] if runs[FIX].any() else list(KEYS)
+    """embeddings, fine_tune when any of `runs` fine-tuned, tagger, and entity_fix when any of `runs` used it."""
+    tuned = [TUNED] if TUNED in runs and runs[TUNED].any() else []
+    return [KEYS[0], *tuned, *KEYS[1:], *([FIX] if runs[FIX].any() else [])]
 
 
 def comparison_table(runs: pd.DataFrame, metric: str = "f1", split: str = "test") -> pd.DataFrame:

@@ -8,8 +8,8 @@ tagger, seed, stack and later experiment that needs the same vectors maps the sa
 retrained LM or a changed corpus gets new ones. Rows are tokens in corpus order; a split of
 sentences with lengths n1, n2, ... occupies rows [0, n1), [n1, n1 + n2), ...
 
-Embeddings that train with the tagger (`char`) are not cacheable: `frozen(spec)` says which are (the
-kind's entry in `flairsuite.embeddings.kinds` decides).
+Embeddings that train with the tagger (`char`, and `bert:` in a fine-tuned run) are not cacheable:
+`frozen(spec, fine_tune)` says which are (the kind's entry in `flairsuite.embeddings.kinds` decides).
 """
 
 import hashlib

@@ -2,7 +2,7 @@
 
 A stack's vector for a token is the concatenation of its embeddings' vectors in stack order, as
 Flair's `StackedEmbeddings` builds it. Frozen embeddings come from the cache (`cache.py`); an
-embedding that trains with the tagger (`char`) is the model's own module, run on the batch's
+embedding that trains with the tagger (`char`, a fine-tuned `bert:`) is the model's own module, run on the batch's
 sentences so that its gradient flows.
 """
 

@@ -4,7 +4,7 @@ Layout of `results/<experiment>/`:
 
 - `experiment.json`: the config's fingerprint and file text; a different config under the same
   name is refused unless `--force`, which also removes runs the new grid no longer has.
-- `<corpus>/<stack>/<tagger>/seed-<n>/`: `model.pt` (a plain Flair `SequenceTagger`),
+- `<corpus>/<stack>/<tagger>/seed-<n>/` (fine-tuned: `<corpus>/<stack>/ft/<tagger>/seed-<n>/`): `model.pt` (a plain Flair `SequenceTagger`),
   `predictions.tsv` (test tokens, gold tag, raw predicted tag: the decoder's output before any
   span repair), `metrics.json` (flairsuite/results/collect.py; written last, so its presence marks
   a finished run) and, while training, `checkpoint.pt` (a killed run continues at its last epoch)
@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 import flairsuite
 from flairsuite.atomic import atomic_file, write_json, write_text
-from flairsuite.embeddings import artifact_digest, stack
+from flairsuite.embeddings import artifact_digest, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, digest, fingerprint, load_experiment, run_record, runs
 from flairsuite.models.entity_fix import entity_fix
@@ -88,7 +88,7 @@ def embedding_modules(embeddings: TokenEmbeddings) -> list[TokenEmbeddings]:
 def features(run: Run, modules: list[TokenEmbeddings], data: GridData, split: str) -> SplitFeatures:
     """One split of the run's corpus under its stack: cached arrays for frozen specs, the model's module otherwise."""
     parts: list[Part] = [
-        data.array(run.corpus, spec, split) if frozen(spec) else module for spec, module in zip(run.embedding_specs, modules)
+        data.array(run.corpus, spec, split) if frozen(spec, run.fine_tune) else module for spec, module in zip(run.embedding_specs, modules)
     ]
     return SplitFeatures(data.splits(run.corpus)[split], parts)
 
@@ -132,14 +132,17 @@ def scores(gold: list[list[str]], raw: list[list[str]], fix: bool) -> tuple[dict
     return strict_scores(gold, predicted), flair_f1(gold, predicted)
 
 
-def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str) -> dict[bool, dict[str, Any]]:
-    """Train, decode, save one run; returns the metrics of each Entity-Fix variant (written last)."""
+def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifacts: dict[str, str]) -> dict[bool, dict[str, Any]]:
+    """Train, decode, save one run; returns the metrics of each Entity-Fix variant (written last).
+
+    `artifacts`: the digest of each embedding spec's files (`artifact_digest`), recorded in the metrics.
+    """
     started = time.perf_counter()
     flair.set_seed(run.seed)  # the initial weights depend on the seed only, not on the runs before this one in the process
     model = build_tagger(run.tagger, stack(list(run.embedding_specs), data.home), tag_dictionary(run.corpus), LABEL_TYPE)
     modules = embedding_modules(model.embeddings)
     for spec, module in zip(run.embedding_specs, modules):
-        module.requires_grad_(not frozen(spec))
+        set_trainable(spec, module, run.fine_tune)
     with_dev = run.train_settings["train_with_dev"]
     train, dev, test = (features(run, modules, data, split) for split in (TRAIN_WITH_DEV if with_dev else "train", "dev", "test"))
     progress = train_tagger(model, train, None if with_dev else dev, run.train_settings, run.seed, run_dir / CHECKPOINT_FILE, run.run_id,
@@ -147,7 +150,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str) -> dict[
     raw = {"dev": decode(model, dev), "test": decode(model, test)}
     write_predictions(run_dir / PREDICTIONS_FILE, test.split, raw["test"])
     save_model(model, run_dir / MODEL_FILE)
-    record = {key: value for key, value in run_record(run).items() if key not in ("corpus_options", "subsample", "entity_fix")}
+    record = {key: value for key, value in run_record(run).items() if key not in ("corpus_options", "subsample", "entity_fix", "fine_tune")}
     common = {
         **record,
         "experiment": run.experiment,
@@ -155,6 +158,8 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str) -> dict[
         "corpus_label": run.corpus.label,
         "subsample": subsample_note(run.corpus.subsample),
         "embeddings": run.embeddings,
+        "fine_tune": run.fine_tune,
+        "artifact_digests": {spec: artifacts[spec] for spec in run.embedding_specs},
         "versions": versions(),
         "epochs": progress.epoch,
         "best_epoch": progress.best_epoch,
@@ -261,7 +266,7 @@ def run_experiment(
             if not mine or finished(run, run_dir, run_digest, False):
                 tqdm.write(f"{run.run_id}: skipped, {'being trained' if not mine else 'finished'} by another process")
                 continue
-            for fix, metrics in train_run(run, data, run_dir, run_digest).items():
+            for fix, metrics in train_run(run, data, run_dir, run_digest, digests).items():
                 write_json(out / metrics["run"] / METRICS_FILE, metrics)
                 tqdm.write(f"{metrics['run']}: test F1 {metrics['test']['f1'] * 100:.2f} (dev {metrics['dev']['f1'] * 100:.2f}), "
                            f"{metrics['epochs']} epochs, {metrics['seconds']:.0f} s")

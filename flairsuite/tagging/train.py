@@ -8,18 +8,27 @@ clipping at 5.0, the learning rate multiplied by `anneal_factor` when dev F1 has
 more than `patience` epochs (training loss with `train_with_dev`), a stop when it falls below 1e-4,
 and the model of the best dev epoch as the result (the last epoch with `train_with_dev`).
 
+Fine-tuning settings (`schedule: linear`, flairsuite/models/settings.py) change three things, as
+Flair's `ModelTrainer.fine_tune`: the learning rate follows Flair's `LinearSchedulerWithWarmup`,
+stepped after every batch over all the run's batches; no annealing and no stop on a small learning
+rate; the model of the last epoch is the result. With `epoch_samples`, an epoch is that many
+sentences: the start of random orders of all of train, one after the other (`epoch_order`), so
+within an epoch no sentence is seen twice before every other one was seen once.
+
 `TaggerTraining` is a `flairsuite.training.TrainingLoop`: a step is one epoch, followed by a
 validation point (dev F1, annealing, the best weights) and a checkpoint; `train_tagger` sets it up
 (resuming a checkpoint saved under the same key) and runs it.
 """
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
 import flair
 import torch
+from flair.optim import LinearSchedulerWithWarmup
 from tqdm import tqdm
 
 from flairsuite.models.protocol import features_decode, features_loss
@@ -72,11 +81,23 @@ def dev_f1(model: torch.nn.Module, dev: SplitFeatures) -> float:
     return strict_scores(dev.split.tags, decode(model, dev))["f1"]
 
 
-def _epoch(model: torch.nn.Module, train: SplitFeatures, optimizer: torch.optim.Optimizer, batch_size: int, desc: str) -> float:
-    """One pass over `train` in random order; the mean loss per token."""
+def epoch_order(size: int, samples: Optional[int]) -> list[int]:
+    """The sentence indices of one epoch: a random order of all `size` (`samples` None), or the first
+    `samples` of random orders of all, one after the other."""
+    if samples is None:
+        return torch.randperm(size).tolist()
+    order: list[int] = []
+    while len(order) < samples:
+        order += torch.randperm(size).tolist()
+    return order[:samples]
+
+
+def _epoch(model: torch.nn.Module, train: SplitFeatures, optimizer: torch.optim.Optimizer, batch_size: int, desc: str,
+           samples: Optional[int] = None, after_step: Optional[Callable[[], None]] = None) -> float:
+    """One epoch over `train` in random order (`epoch_order`); the mean loss per token. `after_step` follows every optimizer step."""
     model.train()
     total, tokens = 0.0, 0
-    order = torch.randperm(len(train)).tolist()
+    order = epoch_order(len(train), samples)
     with tqdm(train.batches(batch_size, order), desc=desc, unit="batch", leave=False) as bar:
         for indices in bar:
             batch = train.batch(indices)
@@ -85,6 +106,8 @@ def _epoch(model: torch.nn.Module, train: SplitFeatures, optimizer: torch.optim.
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), CLIP_NORM)
             optimizer.step()
+            if after_step is not None:
+                after_step()
             total, tokens = total + loss.item(), tokens + int(batch.lengths.sum())
             bar.set_postfix(loss=f"{total / tokens:.3f}")
     return total / max(tokens, 1)
@@ -108,10 +131,17 @@ class TaggerTraining(TrainingLoop[TaggerProgress]):
         self.seed, self.checkpoint_path, self.desc, self.key = seed, checkpoint_path, desc, key
         parameters = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = settings.optimizer_class()(parameters, lr=settings.learning_rate)
-        self.scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            self.optimizer, mode="max" if dev is not None else "min", factor=settings.anneal_factor, patience=settings.patience
-        )
-        self.progress, self.best = TaggerProgress(), trained_state(model)
+        self.linear = settings.schedule == "linear"
+        if self.linear:
+            batches = math.ceil((settings.epoch_samples or len(train)) / settings.mini_batch_size)
+            steps = batches * settings.max_epochs
+            self.scheduler = LinearSchedulerWithWarmup(self.optimizer, num_train_steps=steps, num_warmup_steps=int(settings.warmup_fraction * steps))
+        else:
+            self.scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+                self.optimizer, mode="max" if dev is not None else "min", factor=settings.anneal_factor, patience=settings.patience
+            )
+        self.progress = TaggerProgress()
+        self.best = {} if self.linear else trained_state(model)  # the last epoch is kept with the linear schedule: no copy
 
     def resumable(self, state: dict[str, Any]) -> bool:
         """A checkpoint saved under another key is stale: training starts over."""
@@ -131,29 +161,39 @@ class TaggerTraining(TrainingLoop[TaggerProgress]):
         self.progress, self.best = state["progress"], state["best"]
 
     def done(self) -> bool:
-        """After `max_epochs` epochs, or once annealing took the learning rate below MIN_LEARNING_RATE."""
-        return self.progress.epoch >= self.settings.max_epochs or self.optimizer.param_groups[0]["lr"] < MIN_LEARNING_RATE
+        """After `max_epochs` epochs, or once annealing took the learning rate below MIN_LEARNING_RATE (not with the linear schedule)."""
+        if self.progress.epoch >= self.settings.max_epochs:
+            return True
+        return not self.linear and self.optimizer.param_groups[0]["lr"] < MIN_LEARNING_RATE
 
     def step(self) -> None:
         """One epoch."""
         self._learning_rate = self.optimizer.param_groups[0]["lr"]
         self._started = time.perf_counter()
-        self._loss = _epoch(self.model, self.train, self.optimizer, self.settings.mini_batch_size, f"{self.desc} epoch {self.progress.epoch + 1}")
+        self._loss = _epoch(self.model, self.train, self.optimizer, self.settings.mini_batch_size, f"{self.desc} epoch {self.progress.epoch + 1}",
+                            self.settings.epoch_samples, self.scheduler.step if self.linear else None)
         self.progress.epoch += 1
 
     def validate(self) -> None:
-        """Dev F1 (the negative training loss with `train_with_dev`), annealing, history, best weights; the epoch's seconds."""
+        """Dev F1 (the negative training loss with `train_with_dev`), annealing, history, best weights; the epoch's seconds.
+
+        With the linear schedule the last epoch counts as the best (its weights stay in the model).
+        """
         progress, dev, loss = self.progress, self.dev, self._loss
         score = dev_f1(self.model, dev) if dev is not None else -loss
-        self.scheduler.step(score if dev is not None else loss)
+        if not self.linear:
+            self.scheduler.step(score if dev is not None else loss)
         progress.history.append({"epoch": progress.epoch, "loss": loss, "dev_f1": score if dev is not None else None, "lr": self._learning_rate})
-        if dev is None or score > progress.best_score:
-            progress.best_score, progress.best_epoch, self.best = score, progress.epoch, trained_state(self.model)
+        if dev is None or self.linear or score > progress.best_score:
+            progress.best_score, progress.best_epoch = score, progress.epoch
+            if not self.linear:
+                self.best = trained_state(self.model)
         progress.seconds += time.perf_counter() - self._started
 
     def finish(self) -> TaggerProgress:
-        """The model takes the weights of the best epoch."""
-        self.model.load_state_dict(self.best, strict=False)
+        """The model takes the weights of the best epoch (with the linear schedule it has those of the last)."""
+        if not self.linear:
+            self.model.load_state_dict(self.best, strict=False)
         return self.progress
 
 
