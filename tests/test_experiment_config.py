@@ -2,6 +2,7 @@
 
 import copy
 import re
+import subprocess
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -328,3 +329,19 @@ def test_sturm_table3_layout() -> None:
     assert list(config.embeddings) == ["proposed", "proposed+word", "classic"]
     assert config.taggers == ["bilstm-crf", "map-crf", "map"]
     assert len(runs(config)) == 27
+
+
+def test_quickstart_needs_only_committed_embeddings() -> None:
+    """The quickstart's stack resolves from a fresh clone: every artifact is a committed file (no training, no download)."""
+    from importlib.resources import files
+
+    from flairsuite.embeddings import existing_artifact
+
+    repo = Path(__file__).resolve().parents[1]
+    config = load_experiment(Path(str(files("flairsuite.experiments") / "quickstart.yaml")))
+    specs = {spec for stack in config.embeddings.values() for spec in stack}
+    assert "fasttext:de-quickstart" in specs
+    committed = set(subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True).stdout.split())
+    for spec in specs:
+        path = existing_artifact(spec, repo)
+        assert str(path.relative_to(repo)) in committed, spec
