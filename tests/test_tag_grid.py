@@ -195,6 +195,7 @@ def test_grid_runs_end_to_end(grid):
         assert (plain["run"], plain["entity_fix"], fixed["run"], fixed["entity_fix"]) == (run_id, False, f"{run_id}/entity-fix", True)
         assert (plain["embeddings"], plain["embedding_specs"], plain["tagger"], plain["seed"]) == (stack_name, STACKS[stack_name], tagger, int(seed[5:]))
         assert plain["epochs"] == 2 and plain["train"]["max_epochs"] == 2 and len(plain["history"]) == 2
+        assert plain["memory"]["peak_rss_anon_mb"] > 50 and plain["memory"]["peak_rss_mb"] >= plain["memory"]["peak_rss_anon_mb"]
         assert plain["experiment"] == "tiny" and plain["corpus_label"] == "sturm" and plain["subsample"] is None
         assert plain["test"]["per_type"].keys() <= {"pers", "place", "date"}
         assert {k: v for k, v in plain.items() if k not in ("run", "entity_fix", "dev", "test", "flair_f1")} == \
@@ -340,7 +341,7 @@ def test_changed_config_needs_force(grid, corpora, tmp_path):
     again = tag(home, corpora, path)
     assert again.exit_code == 0, again.output
     assert "change: 1 runs, 0 finished before, 1 to train" in again.output
-    assert {k: v for k, v in json.loads(variant.read_text()).items() if k != "seconds"} == {k: v for k, v in before.items() if k != "seconds"}
+    assert {k: v for k, v in json.loads(variant.read_text()).items() if k not in ("seconds", "memory")} == {k: v for k, v in before.items() if k not in ("seconds", "memory")}
 
 
 def tiny_features(home: Path, corpora: Path) -> dict[str, SplitFeatures]:
@@ -427,7 +428,7 @@ def test_killed_grid_resumes_to_the_uninterrupted_result(lm_home, tmp_path, monk
     assert clean.exit_code == 0, clean.output
     clean_dir = clean_home / "results" / "long" / "sturm" / "both" / "bilstm-crf" / "seed-1"
     found, expected = (json.loads((d / "metrics.json").read_text()) for d in (run_dir, clean_dir))
-    assert {k: v for k, v in found.items() if k != "seconds"} == {k: v for k, v in expected.items() if k != "seconds"}
+    assert {k: v for k, v in found.items() if k not in ("seconds", "memory")} == {k: v for k, v in expected.items() if k not in ("seconds", "memory")}
     assert (run_dir / "predictions.tsv").read_text() == (clean_dir / "predictions.tsv").read_text()
 
     # the killed run's checkpoint belongs to the old settings: a changed config (--force) must not continue from it

@@ -31,6 +31,7 @@ from flairsuite.atomic import atomic_file, write_json, write_text
 from flairsuite.embeddings import artifact_digest, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, digest, fingerprint, load_experiment, run_record, runs
+from flairsuite.memory import PeakMemory
 from flairsuite.models.entity_fix import entity_fix
 from flairsuite.models.registry import build_tagger
 from flairsuite.paths import results_dir
@@ -138,18 +139,19 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
     `artifacts`: the digest of each embedding spec's files (`artifact_digest`), recorded in the metrics.
     """
     started = time.perf_counter()
-    flair.set_seed(run.seed)  # the initial weights depend on the seed only, not on the runs before this one in the process
-    model = build_tagger(run.tagger, stack(list(run.embedding_specs), data.home), tag_dictionary(run.corpus), LABEL_TYPE)
-    modules = embedding_modules(model.embeddings)
-    for spec, module in zip(run.embedding_specs, modules):
-        set_trainable(spec, module, run.fine_tune)
-    with_dev = run.train_settings["train_with_dev"]
-    train, dev, test = (features(run, modules, data, split) for split in (TRAIN_WITH_DEV if with_dev else "train", "dev", "test"))
-    progress = train_tagger(model, train, None if with_dev else dev, run.train_settings, run.seed, run_dir / CHECKPOINT_FILE, run.run_id,
-                            key=run_digest)
-    raw = {"dev": decode(model, dev), "test": decode(model, test)}
-    write_predictions(run_dir / PREDICTIONS_FILE, test.split, raw["test"])
-    save_model(model, run_dir / MODEL_FILE)
+    with PeakMemory() as peak:  # the run's peak RssAnon (memory-mapped cache pages excluded) and RSS
+        flair.set_seed(run.seed)  # the initial weights depend on the seed only, not on the runs before this one in the process
+        model = build_tagger(run.tagger, stack(list(run.embedding_specs), data.home), tag_dictionary(run.corpus), LABEL_TYPE)
+        modules = embedding_modules(model.embeddings)
+        for spec, module in zip(run.embedding_specs, modules):
+            set_trainable(spec, module, run.fine_tune)
+        with_dev = run.train_settings["train_with_dev"]
+        train, dev, test = (features(run, modules, data, split) for split in (TRAIN_WITH_DEV if with_dev else "train", "dev", "test"))
+        progress = train_tagger(model, train, None if with_dev else dev, run.train_settings, run.seed, run_dir / CHECKPOINT_FILE, run.run_id,
+                                key=run_digest)
+        raw = {"dev": decode(model, dev), "test": decode(model, test)}
+        write_predictions(run_dir / PREDICTIONS_FILE, test.split, raw["test"])
+        save_model(model, run_dir / MODEL_FILE)
     record = {key: value for key, value in run_record(run).items() if key not in ("corpus_options", "subsample", "entity_fix", "fine_tune")}
     common = {
         **record,
@@ -165,6 +167,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
         "best_epoch": progress.best_epoch,
         "history": progress.history,
         "seconds": round(time.perf_counter() - started, 1),
+        "memory": peak.record(),
         "fingerprint": run_digest,
         **({"corpus_folder": run.corpus.own.folder} if run.corpus.own is not None else {}),
     }
