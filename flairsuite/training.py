@@ -27,13 +27,52 @@ Distributed training belongs here too: the ranks, the all-reduce after `step()`,
 only rank 0 writes checkpoints go into this class, not into each trainer.
 """
 
+import math
+import time
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Optional, TypeVar
 
+from tqdm import tqdm
+
 from flairsuite import checkpoint as checkpoints
+from flairsuite.errors import FlairsuiteError
 
 ProgressT = TypeVar("ProgressT")
+
+
+@dataclass
+class StreamProgress:
+    """Counters of a run over a stream of training data (language models) that survive a resume.
+
+    Where the run is in its data (`epoch`, `offset`), its training seconds, best validation loss and
+    history; a subclass adds its step count and what it has seen (`units`: characters, tokens).
+    Checkpoints hold it as a dict (`asdict`).
+    """
+
+    epoch: int = 0
+    offset: int = 0
+    seconds: float = 0.0
+    best_valid_loss: float = math.inf
+    history: list[dict[str, float]] = field(default_factory=list)
+
+    @property
+    def units(self) -> int:
+        """How much training data the run has seen, in the unit its budget counts."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When a stream run stops: after `max_hours` of training time or `max_units` units seen (whichever first)."""
+
+    max_hours: Optional[float] = None
+    max_units: Optional[int] = None
+
+    def spent(self, progress: StreamProgress) -> bool:
+        over_time = self.max_hours is not None and progress.seconds >= self.max_hours * 3600
+        return over_time or (self.max_units is not None and progress.units >= self.max_units)
 
 
 class TrainingLoop(ABC, Generic[ProgressT]):
@@ -125,3 +164,80 @@ class TrainingLoop(ABC, Generic[ProgressT]):
             if self.checkpoint_due(validated):
                 self.checkpoint()
         return self.finish()
+
+
+StreamProgressT = TypeVar("StreamProgressT", bound=StreamProgress)
+
+
+class StreamTraining(TrainingLoop[StreamProgressT]):
+    """A `TrainingLoop` over a stream of training data, on the clock: the language models' loops.
+
+    It runs until its `Budget` is spent; validation points come every `validate_minutes` of training
+    time, checkpoints after each of them and every `checkpoint_minutes`, both also when the budget
+    is spent. Training time (`progress.seconds`) is the clock since `begin` plus the seconds of the
+    run before a resume; validation and checkpoint writes count as training. A progress bar counts
+    `unit`s (the budget's). A subclass sets `model`, `progress`, `validate_minutes`,
+    `checkpoint_minutes`, `unit` and its `identity()`, and fills in `step()`, `validate()` (ending
+    with `validated()`) and `state()`/`load_state()` (starting with `check_identity(state)`).
+    """
+
+    model: Any
+    unit: str
+    validate_minutes: float
+    checkpoint_minutes: float
+    budget: Budget = Budget()
+    desc: str = "train"
+
+    @abstractmethod
+    def identity(self) -> dict[str, Any]:
+        """What a checkpoint must match to be resumed by this trainer (settings, data, seed)."""
+
+    def check_identity(self, state: dict[str, Any]) -> None:
+        """A one-line error when checkpoint `state` was made with other settings than this trainer's."""
+        mismatched = [key for key, value in self.identity().items() if state.get(key) != value]
+        if mismatched:
+            raise FlairsuiteError(
+                f"{self.checkpoint_path} was made with other settings ({', '.join(mismatched)} differ); "
+                "resume with the same options, or start over with --force"
+            )
+
+    def train(self, budget: Budget, desc: str = "train") -> StreamProgressT:
+        """Train until `budget` is spent; validation and checkpoints on the clock."""
+        self.budget, self.desc = budget, desc
+        return self.run()
+
+    def clock(self) -> float:
+        """Set `progress.seconds` to the training time now; that time."""
+        self.progress.seconds = time.perf_counter() - self._started
+        return self.progress.seconds
+
+    def begin(self) -> None:
+        self.model.train()
+        self._last_validation = self._last_checkpoint = self.progress.seconds
+        self.bar = tqdm(total=self.budget.max_units, initial=self.progress.units, unit=self.unit, unit_scale=True, desc=self.desc)
+        self._started = time.perf_counter() - self.progress.seconds
+
+    def done(self) -> bool:
+        return self.budget.spent(self.progress)
+
+    def validation_due(self) -> bool:
+        """Every `validate_minutes` of training time, and when the budget is spent."""
+        due = self.progress.seconds - self._last_validation >= self.validate_minutes * 60
+        return due or self.budget.spent(self.progress)
+
+    def validated(self) -> None:
+        """The end of a validation point: the next one is due `validate_minutes` from now."""
+        self._last_validation = self.clock()
+
+    def checkpoint_due(self, validated: bool) -> bool:
+        """After each validation point, when the budget is spent, and every `checkpoint_minutes` of training time."""
+        interval = self.progress.seconds - self._last_checkpoint >= self.checkpoint_minutes * 60
+        return validated or self.budget.spent(self.progress) or interval
+
+    def checkpoint(self) -> None:
+        self.save_checkpoint()
+        self._last_checkpoint = self.clock()
+
+    def finish(self) -> StreamProgressT:
+        self.bar.close()
+        return self.progress

@@ -18,9 +18,10 @@ from click.testing import CliRunner
 
 from flairsuite import checkpoint
 from flairsuite.charlm.run import train_direction
-from flairsuite.charlm.trainer import Budget, CharLMTrainer, Hyper, evaluate
+from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate
 from flairsuite.cli import cli
 from flairsuite.rawtext.prepare import PrepareConfig, prepare
+from flairsuite.training import Budget
 
 NAMES = ["Anna", "Herwarth", "Nell", "Franz", "Else", "Walden", "Marc", "Kandinsky"]
 PLACES = ["Berlin", "München", "Wien", "Paris", "Dresden", "Zürich"]
@@ -106,7 +107,7 @@ def test_tiny_lm_learns_and_loads_in_plain_flair(prepared, tmp_path) -> None:
         out = tmp_path / ("fw" if forward else "bw")
         # validation after (nearly) every step, without annealing, so that timing cannot change the result
         hyper = Hyper(**{**TINY.__dict__, "validate_minutes": 0.001, "anneal_factor": 1.0, "learning_rate": 5.0})
-        summaries[forward] = train_direction(prepared, out, hyper, forward, Budget(max_chars=30000), False, False, 1)
+        summaries[forward] = train_direction(prepared, out, hyper, forward, Budget(max_units=30000), False, False, 1)
     for forward, summary in summaries.items():
         untrained = CharLMTrainer(prepared, tmp_path / "untrained", TINY, forward, seed=1)
         start_ppl = math.exp(evaluate(untrained.model, untrained.valid_batches, TINY.sequence_length))

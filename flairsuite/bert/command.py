@@ -11,19 +11,20 @@ import torch
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.bert.data import tokenize_corpus
 from flairsuite.bert.settings import settings_from
-from flairsuite.bert.trainer import BertTrainer, TokenBudget
+from flairsuite.bert.trainer import BertTrainer
 from flairsuite.errors import FlairsuiteError
 from flairsuite.paths import bert_data_dir, bert_dir
 from flairsuite.rawtext.language import describe, prepare_language
+from flairsuite.training import Budget
 
 
-def budget_from(max_hours: Any, max_tokens: Any) -> TokenBudget:
+def budget_from(max_hours: Any, max_tokens: Any) -> Budget:
     """The budget: --max-hours and/or --max-tokens (one hour when neither is given)."""
     if max_hours is None and max_tokens is None:
         max_hours = 1.0
     if (max_hours is not None and max_hours <= 0) or (max_tokens is not None and max_tokens <= 0):
         raise FlairsuiteError("--max-hours and --max-tokens must be positive")
-    return TokenBudget(max_hours, max_tokens)
+    return Budget(max_hours, max_tokens)
 
 
 def start_or_resume(trainer: BertTrainer, resume: bool, force: bool) -> None:

@@ -13,49 +13,32 @@ Validation (MLM loss and accuracy on the first `valid_samples` valid samples, fi
 every `validate_minutes`; the best model so far is the one in the folder.
 """
 
-import math
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm import tqdm
 
 from flairsuite.bert.build import build_model, save_model
 from flairsuite.bert.data import PackedSamples, TokenizedCorpus
 from flairsuite.bert.masking import IGNORE, MaskingRule, training_batch
 from flairsuite.bert.settings import BertSettings
 from flairsuite.bert.vocabulary import continuation_ids, hf_tokenizer
-from flairsuite.errors import FlairsuiteError
-from flairsuite.training import TrainingLoop
+from flairsuite.training import Budget, StreamProgress, StreamTraining
 
 
 @dataclass
-class BertProgress:
-    """Counters of a pre-training run that survive a resume (a dict in the checkpoint)."""
+class BertProgress(StreamProgress):
+    """Counters of a pre-training run that survive a resume: a `StreamProgress` counting tokens."""
 
-    epoch: int = 0
-    offset: int = 0
     steps: int = 0
     tokens: int = 0
-    seconds: float = 0.0
-    best_valid_loss: float = math.inf
-    history: list[dict[str, float]] = field(default_factory=list)
 
-
-@dataclass(frozen=True)
-class TokenBudget:
-    """When to stop: after `max_hours` of training time or `max_tokens` tokens (whichever first)."""
-
-    max_hours: Optional[float] = None
-    max_tokens: Optional[int] = None
-
-    def spent(self, progress: BertProgress) -> bool:
-        over_time = self.max_hours is not None and progress.seconds >= self.max_hours * 3600
-        return over_time or (self.max_tokens is not None and progress.tokens >= self.max_tokens)
+    @property
+    def units(self) -> int:
+        return self.tokens
 
 
 def learning_rate(settings: BertSettings, tokens: int, horizon: int) -> float:
@@ -75,7 +58,7 @@ def parameter_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[s
     return [{"params": decay, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0}]
 
 
-class BertTrainer(TrainingLoop[BertProgress]):
+class BertTrainer(StreamTraining[BertProgress]):
     """Pre-trains one small BERT from a tokenized corpus into the model folder `out`."""
 
     def __init__(self, data: TokenizedCorpus, out: Path, settings: BertSettings, seed: int = 1) -> None:
@@ -92,7 +75,7 @@ class BertTrainer(TrainingLoop[BertProgress]):
         self.model = build_model(settings, vocab_size, continuation_ids(tokenizer)).to(self.device)
         self.optimizer = torch.optim.AdamW(parameter_groups(self.model, settings.weight_decay), lr=settings.learning_rate, eps=1e-6)
         self.progress = BertProgress()
-        self.budget = TokenBudget()
+        self.unit, self.validate_minutes, self.checkpoint_minutes = "tok", settings.validate_minutes, settings.checkpoint_minutes
         self._order: tuple[int, np.ndarray] = (-1, np.empty(0, dtype=np.int64))
 
     # -- checkpoint -------------------------------------------------------------------------------
@@ -110,12 +93,7 @@ class BertTrainer(TrainingLoop[BertProgress]):
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
-        mismatched = [key for key, value in self.identity().items() if state.get(key) != value]
-        if mismatched:
-            raise FlairsuiteError(
-                f"{self.checkpoint_path} was made with other settings ({', '.join(mismatched)} differ); "
-                "resume with the same options, or start over with --force"
-            )
+        self.check_identity(state)
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.progress = BertProgress(**state["progress"])
@@ -170,27 +148,16 @@ class BertTrainer(TrainingLoop[BertProgress]):
 
     # -- the phases of TrainingLoop.run() -----------------------------------------------------------
 
-    def train(self, budget: TokenBudget, desc: str = "train-bert") -> BertProgress:
-        self.budget, self.desc = budget, desc
-        return self.run()
-
-    def _clock(self) -> float:
-        self.progress.seconds = time.perf_counter() - self._started
-        return self.progress.seconds
+    def train(self, budget: Budget, desc: str = "train-bert") -> BertProgress:
+        return super().train(budget, desc)
 
     def begin(self) -> None:
-        self.model.train()
-        self._last_validation = self._last_checkpoint = self.progress.seconds
+        super().begin()
         self._window = {"loss": 0.0, "correct": 0, "masked": 0}
-        self._bar = tqdm(total=self.budget.max_tokens, initial=self.progress.tokens, unit="tok", unit_scale=True, desc=self.desc)
-        self._started = time.perf_counter() - self.progress.seconds
-
-    def done(self) -> bool:
-        return self.budget.spent(self.progress)
 
     def step(self) -> None:
         batch = self.next_batch()
-        horizon = self.budget.max_tokens or self.settings.decay_tokens
+        horizon = self.budget.max_units or self.settings.decay_tokens
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate(self.settings, self.progress.tokens, horizon)
         loss, correct, masked = self.losses(batch)
@@ -205,14 +172,10 @@ class BertTrainer(TrainingLoop[BertProgress]):
         window["loss"] += loss.item() * masked
         window["correct"] += correct
         window["masked"] += masked
-        self._clock()
-        self._bar.update(tokens)
+        self.clock()
+        self.bar.update(tokens)
         if self.progress.steps % 5 == 0:
-            self._bar.set_postfix(loss=f"{window['loss'] / max(window['masked'], 1):.3f}", acc=f"{window['correct'] / max(window['masked'], 1):.3f}")
-
-    def validation_due(self) -> bool:
-        due = self.progress.seconds - self._last_validation >= self.settings.validate_minutes * 60
-        return due or self.budget.spent(self.progress)
+            self.bar.set_postfix(loss=f"{window['loss'] / max(window['masked'], 1):.3f}", acc=f"{window['correct'] / max(window['masked'], 1):.3f}")
 
     def validate(self) -> None:
         valid_loss, valid_accuracy = self.evaluate(self.valid_samples)
@@ -232,16 +195,4 @@ class BertTrainer(TrainingLoop[BertProgress]):
             }
         )
         self._window = {"loss": 0.0, "correct": 0, "masked": 0}
-        self._last_validation = self._clock()
-
-    def checkpoint_due(self, validated: bool) -> bool:
-        interval = self.progress.seconds - self._last_checkpoint >= self.settings.checkpoint_minutes * 60
-        return validated or self.budget.spent(self.progress) or interval
-
-    def checkpoint(self) -> None:
-        self.save_checkpoint()
-        self._last_checkpoint = self._clock()
-
-    def finish(self) -> BertProgress:
-        self._bar.close()
-        return self.progress
+        self.validated()

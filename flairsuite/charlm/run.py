@@ -12,9 +12,10 @@ from flair.models import LanguageModel
 
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.charlm.allocator import keep_freed_memory
-from flairsuite.charlm.trainer import Budget, CharLMTrainer, Hyper, evaluate, evaluation_batches
+from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate, evaluation_batches
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus
+from flairsuite.training import Budget
 
 log = logging.getLogger("flairsuite")
 

@@ -15,22 +15,20 @@ is reached after the ramp. `ramp_chars: 0` trains with the full window from the 
 """
 
 import math
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import flair
 import torch
 import torch.nn.functional as F
 from flair.models import LanguageModel
-from tqdm import tqdm
 
 from flairsuite.atomic import atomic_file
 from flairsuite.charlm.batches import StreamBatches
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
-from flairsuite.training import TrainingLoop
+from flairsuite.training import StreamProgress, StreamTraining
 
 
 @dataclass(frozen=True)
@@ -55,29 +53,15 @@ class Hyper:
 
 
 @dataclass
-class LMProgress:
-    """Counters of a character-LM run that survive a resume (saved as a dict in the checkpoint)."""
+class LMProgress(StreamProgress):
+    """Counters of a character-LM run that survive a resume: a `StreamProgress` counting characters."""
 
-    epoch: int = 0
-    offset: int = 0
     steps_done: int = 0
     chars: int = 0
-    seconds: float = 0.0
-    best_valid_loss: float = math.inf
-    history: list[dict[str, float]] = field(default_factory=list)
 
-
-@dataclass(frozen=True)
-class Budget:
-    """When to stop: after `max_hours` of training time or `max_chars` characters (whichever first)."""
-
-    max_hours: Optional[float] = None
-    max_chars: Optional[int] = None
-
-    def spent(self, progress: LMProgress) -> bool:
-        over_time = self.max_hours is not None and progress.seconds >= self.max_hours * 3600
-        over_chars = self.max_chars is not None and progress.chars >= self.max_chars
-        return over_time or over_chars
+    @property
+    def units(self) -> int:
+        return self.chars
 
 
 def evaluation_batches(ids: Any, hyper: Hyper, forward: bool) -> StreamBatches:
@@ -112,7 +96,7 @@ def evaluate(model: LanguageModel, batches: StreamBatches, length: int) -> float
     return total.item() / (len(offsets) * length * batches.batch_size)
 
 
-class CharLMTrainer(TrainingLoop[LMProgress]):
+class CharLMTrainer(StreamTraining[LMProgress]):
     """Trains one direction of a character LM from a prepared corpus into folder `out`.
 
     Set up by the caller: a fresh trainer, `restore()` from the checkpoint, or `warm_start()`; then `train()`.
@@ -142,8 +126,7 @@ class CharLMTrainer(TrainingLoop[LMProgress]):
         )
         self.progress = LMProgress()
         self.hidden = self.model.init_hidden(hyper.batch_size)
-        self.budget = Budget()
-        self.desc = "train"
+        self.unit, self.validate_minutes, self.checkpoint_minutes = "char", hyper.validate_minutes, hyper.checkpoint_minutes
 
     def identity(self) -> dict[str, Any]:
         """What a checkpoint must match to be resumed by this trainer."""
@@ -162,12 +145,7 @@ class CharLMTrainer(TrainingLoop[LMProgress]):
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Continue from checkpoint `state` (`restore()` reads it from `out`; the same settings are required)."""
-        mismatched = [key for key, value in self.identity().items() if state.get(key) != value]
-        if mismatched:
-            raise FlairsuiteError(
-                f"{self.checkpoint_path} was made with other settings ({', '.join(mismatched)} differ); "
-                "resume with the same options, or start over with --force"
-            )
+        self.check_identity(state)
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         if self.scheduler:
@@ -280,59 +258,24 @@ class CharLMTrainer(TrainingLoop[LMProgress]):
         progress.chars += inputs.numel()
         return loss.detach()
 
-    def train(self, budget: Budget, desc: str = "train") -> LMProgress:
-        """Train until the budget is spent; validation and checkpoints on the clock."""
-        self.budget, self.desc = budget, desc
-        return self.run()
-
-    # The phases of TrainingLoop.run(). Training time (`progress.seconds`) is the clock since `begin`
-    # plus the seconds of the run before a resume; validation and checkpoint writes count as training.
-
-    def _clock(self) -> float:
-        """Set `progress.seconds` to the training time now; that time."""
-        self.progress.seconds = time.perf_counter() - self._started
-        return self.progress.seconds
+    # The phases of TrainingLoop.run() that StreamTraining leaves to a trainer.
 
     def begin(self) -> None:
-        self.model.train()
-        self._last_validation = self._last_checkpoint = self.progress.seconds
+        super().begin()
         self._losses: list[torch.Tensor] = []
-        self._bar = tqdm(total=self.budget.max_chars, initial=self.progress.chars, unit="char", unit_scale=True, desc=self.desc)
-        self._started = time.perf_counter() - self.progress.seconds
-
-    def done(self) -> bool:
-        return self.budget.spent(self.progress)
 
     def step(self) -> None:
         """One truncated-BPTT window (`update`), with the clock and the progress bar."""
         chars = self.progress.chars
         self._losses.append(self.update())
-        self._clock()
-        self._bar.update(self.progress.chars - chars)
+        self.clock()
+        self.bar.update(self.progress.chars - chars)
         if len(self._losses) % 10 == 0:
             recent = math.exp(torch.stack(self._losses[-10:]).mean().item())
-            self._bar.set_postfix(ppl=f"{recent:.2f}", lr=self.optimizer.param_groups[0]["lr"])
-
-    def validation_due(self) -> bool:
-        """Every `validate_minutes` of training time, and when the budget is spent."""
-        due = self.progress.seconds - self._last_validation >= self.hyper.validate_minutes * 60
-        return due or self.budget.spent(self.progress)
+            self.bar.set_postfix(ppl=f"{recent:.2f}", lr=self.optimizer.param_groups[0]["lr"])
 
     def validate(self) -> None:
         """A validation point on the mean training loss since the last one."""
         self.validation_point(torch.stack(self._losses).mean().item())
         self._losses.clear()
-        self._last_validation = self._clock()
-
-    def checkpoint_due(self, validated: bool) -> bool:
-        """After each validation point, when the budget is spent, and every `checkpoint_minutes` of training time."""
-        interval = self.progress.seconds - self._last_checkpoint >= self.hyper.checkpoint_minutes * 60
-        return validated or self.budget.spent(self.progress) or interval
-
-    def checkpoint(self) -> None:
-        self.save_checkpoint()
-        self._last_checkpoint = self._clock()
-
-    def finish(self) -> LMProgress:
-        self._bar.close()
-        return self.progress
+        self.validated()
