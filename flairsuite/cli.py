@@ -467,12 +467,15 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 @click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True)
 @click.option("--per-type", is_flag=True, help="Also a table per corpus: mean score per entity type.")
 @click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
+@click.option("--table6", is_flag=True, help="Instead: fine-tuned BERTs per pre-training variant, Zöllner et al. 2021, Table 6 (paper beside).")
+@click.option("--table9", is_flag=True, help="Instead: fine-tuned LCRFNER per BERT attention (WWA or full), Zöllner et al. 2021, Table 9.")
 @click.option(
     "--plot", is_flag=False, flag_value="", default=None, metavar="[PATH]",
     help="Also write a bar chart PNG [default: DIR/comparison.png]; a path goes as --plot=PATH. With --table8: the paper's values as ticks.",
 )
 def results(
-    directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, table8: bool, plot: Optional[str]
+    directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, table8: bool,
+    table6: bool, table9: bool, plot: Optional[str]
 ) -> None:
     """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
 
@@ -496,7 +499,14 @@ def results(
     frame, types = runs_frame(runs), per_type_frame(runs)
     if experiment:
         frame, types = only_experiment(frame, experiment), types[types["experiment"] == experiment]
-    if table8:
+    if table8 + table6 + table9 > 1:
+        raise FlairsuiteError("give one of --table8, --table6, --table9")
+    if table6 or table9:
+        from flairsuite.results.pretraining_tables import LAYOUTS
+
+        layout = LAYOUTS["table6" if table6 else "table9"]
+        click.echo("\n\n".join(layout(group, fmt) for _, group in frame.groupby("experiment")))
+    elif table8:
         from flairsuite.results.table8 import table8 as paper_layout
 
         click.echo("\n\n".join(paper_layout(group, fmt) for _, group in frame.groupby("experiment")))

@@ -197,3 +197,25 @@ def test_a_new_kind_is_cached(toy_home):
     assert not cache.cached_vectors("toy:mini", sentences, home, "toy")[1]
     (home / "wordvectors" / "mini-toy.json").write_text(json.dumps({"Montag": [0.0, 0.0, 1.0]}), encoding="utf-8")
     assert cache.cache_path("toy:mini", sentences, home) != target  # a changed artifact is a new cache key
+
+
+def test_artifact_summary_reads_what_training_recorded(tmp_path) -> None:
+    import json
+    import shutil
+    from pathlib import Path
+
+    from flairsuite.embeddings import artifact_summary
+
+    repo = Path(__file__).resolve().parents[1]
+    recorded = json.loads((repo / "charlm" / "de-forward" / "summary.json").read_text(encoding="utf-8"))
+    summary = artifact_summary("charlm:de-forward", repo)
+    assert summary == {"chars": recorded["chars_seen"], "hours": recorded["hours"], "valid_ppl": recorded["valid_ppl"],
+                       "hidden_size": recorded["hyper"]["hidden_size"]}
+    assert artifact_summary("fasttext:de-quickstart", repo) == {"dim": 100}
+    assert artifact_summary("char", repo) is None
+    copy = tmp_path / "charlm" / "de-forward"
+    copy.mkdir(parents=True)
+    shutil.copy(repo / "charlm" / "de-forward" / "best-lm.pt", copy)
+    assert artifact_summary("charlm:de-forward", tmp_path) is None  # no summary.json beside it
+    (copy / "summary.json").write_text("{not json", encoding="utf-8")
+    assert artifact_summary("charlm:de-forward", tmp_path) is None  # a damaged one loses the record only

@@ -196,6 +196,8 @@ def test_grid_runs_end_to_end(grid):
         assert (plain["embeddings"], plain["embedding_specs"], plain["tagger"], plain["seed"]) == (stack_name, STACKS[stack_name], tagger, int(seed[5:]))
         assert plain["epochs"] == 2 and plain["train"]["max_epochs"] == 2 and len(plain["history"]) == 2
         assert plain["memory"]["peak_rss_anon_mb"] > 50 and plain["memory"]["peak_rss_mb"] >= plain["memory"]["peak_rss_anon_mb"]
+        trained = {spec: summary["chars"] for spec, summary in plain["artifact_summaries"].items()}  # from train-charlm's summary.json
+        assert list(trained) == STACKS[stack_name] and all(chars > 0 for chars in trained.values())
         assert plain["experiment"] == "tiny" and plain["corpus_label"] == "sturm" and plain["subsample"] is None
         assert plain["test"]["per_type"].keys() <= {"pers", "place", "date"}
         assert {k: v for k, v in plain.items() if k not in ("run", "entity_fix", "dev", "test", "flair_f1")} == \

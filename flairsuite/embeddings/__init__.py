@@ -13,8 +13,9 @@ fast featurizers (`lstm.py`), and `length_batches`, `token_vectors` (`batching.p
 """
 
 import hashlib
+import json
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from flair.embeddings import StackedEmbeddings, TokenEmbeddings
 
@@ -87,6 +88,22 @@ def artifact_digest(spec: str, home: Path) -> str:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     return digest.hexdigest()
+
+
+SUMMARY_FILE = "summary.json"  # what the training commands write beside an artifact
+
+
+def artifact_summary(spec: str, home: Path) -> Optional[dict[str, Any]]:
+    """How the artifact of `spec` was trained, as its kind summarizes the `summary.json` beside it; None without one."""
+    summarize = kind_of(spec)[0].summarize
+    path = artifact_path(spec, home)
+    if summarize is None or path is None or not (path.parent / SUMMARY_FILE).is_file():
+        return None
+    try:
+        summary = json.loads((path.parent / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # a damaged summary loses a record, never a run
+    return summarize(summary) if isinstance(summary, dict) else None
 
 
 def frozen(spec: str, fine_tune: bool = False) -> bool:

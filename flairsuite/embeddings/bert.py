@@ -27,7 +27,7 @@ trains unless the tagger fine-tunes (`fine_tune: true` in an experiment); no fas
 
 import re
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from flair.embeddings import TokenEmbeddings, TransformerWordEmbeddings
 
@@ -97,6 +97,17 @@ def digested(path: Optional[Path]) -> list[Path]:
     """The files a cache key digests: every file of the model folder but train-bert's own, sorted by name."""
     folder = path.parent
     return sorted(file for file in folder.iterdir() if file.is_file() and file.name not in TRAINING_FILES and not file.name.startswith("."))
+
+
+PRETRAINING_SETTINGS = ("objective", "wwm", "positions", "attention", "seq_len", "layers", "hidden_size")
+
+
+def summarize(summary: dict[str, Any]) -> dict[str, Any]:
+    """What a run records of the pre-training (`summary.json` of train-bert): its settings, tokens, hours, MLM accuracy."""
+    settings = summary.get("settings", {})
+    return {**{key: settings.get(key) for key in PRETRAINING_SETTINGS}, "tokens": summary.get("tokens_seen"), "hours": summary.get("hours"),
+            "device": summary.get("device"), "threads": summary.get("threads"), "valid_accuracy": summary.get("valid_accuracy"),
+            "parameters": summary.get("parameters")}
 
 
 def frozen(fine_tune: bool) -> bool:

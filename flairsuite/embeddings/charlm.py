@@ -6,7 +6,7 @@ hidden states over a whole batch computed with `lstm` (int8 when quantised).
 """
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 import torch.nn.functional as F
@@ -43,6 +43,12 @@ def build_command(name: str) -> str:
 def digested(path: Optional[Path]) -> list[Path]:
     """The files a cache key digests: the LM file."""
     return [path]
+
+
+def summarize(summary: dict[str, Any]) -> dict[str, Any]:
+    """What a run records of the LM's training (`summary.json` of train-charlm): characters, hours, perplexity, size."""
+    return {"chars": summary.get("chars_seen"), "hours": summary.get("hours"), "valid_ppl": summary.get("valid_ppl"),
+            "hidden_size": summary.get("hyper", {}).get("hidden_size")}
 
 
 def frozen(fine_tune: bool) -> bool:

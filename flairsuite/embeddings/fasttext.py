@@ -7,7 +7,7 @@ its side files) below the home folder. Fixed while a tagger trains. Fast inferen
 """
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 from flair.data import Sentence
@@ -31,6 +31,11 @@ def build_command(name: str) -> str:
 def digested(path: Optional[Path]) -> list[Path]:
     """The files a cache key digests: the vectors file and its gensim side files, sorted."""
     return vectors_files(path.parent)
+
+
+def summarize(summary: dict[str, Any]) -> dict[str, Any]:
+    """What a run records of the vectors (`summary.json` of train-fasttext or compact-fasttext): their dimension."""
+    return {"dim": summary.get("dim", summary.get("config", {}).get("dim"))}
 
 
 def frozen(fine_tune: bool) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import torch
 from flair.data import Sentence
@@ -38,6 +38,8 @@ class EmbeddingKind:
     - `resolve(name, path)`: the Flair embedding, given the spec's name and its artifact path, as
       it is while fixed; `set_fine_tune(embedding, fine_tune)`: what else than `requires_grad` makes
       it train with a fine-tuning tagger (None: nothing).
+    - `summarize(summary)`: what a tagger run records of how the artifact was trained, from the
+      `summary.json` beside it (None: nothing).
     - `recognizes(embedding)`: whether a loaded Flair embedding is this kind's, in the form its fast
       path handles; `featurizer(embedding, quantize)`: that fast path (None: Flair's own `embed`).
     """
@@ -53,6 +55,7 @@ class EmbeddingKind:
     build_command: Optional[Callable[[str], str]] = None
     featurizer: Optional[Callable[[TokenEmbeddings, bool], Featurizer]] = None
     set_fine_tune: Optional[Callable[[TokenEmbeddings, bool], None]] = None
+    summarize: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None
 
 
 EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
@@ -66,6 +69,7 @@ EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
             digested=charlm.digested,
             frozen=charlm.frozen,
             resolve=charlm.resolve,
+            summarize=charlm.summarize,
             recognizes=charlm.recognizes,
             featurizer=charlm.CharLMFeatures,
         ),
@@ -77,6 +81,7 @@ EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
             digested=fasttext.digested,
             frozen=fasttext.frozen,
             resolve=fasttext.resolve,
+            summarize=fasttext.summarize,
             recognizes=fasttext.recognizes,
             featurizer=fasttext.featurizer,
         ),
@@ -97,6 +102,7 @@ EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
             digested=bert.digested,
             frozen=bert.frozen,
             resolve=bert.resolve,
+            summarize=bert.summarize,
             set_fine_tune=bert.set_fine_tune,
             recognizes=bert.recognizes,
         ),

@@ -24,7 +24,9 @@ Each run writes `results/<experiment>/<run>/metrics.json`. The schema, checked b
 Runs since fine-tuning add `"fine_tune": true/false` (a BERT of the stack trained with the tagger;
 missing: false) and `"artifact_digests"` (sha256 of each embedding's files, e.g. the BERT folder's); runs since
 memory was recorded add `"memory": {"peak_rss_anon_mb": ..., "peak_rss_mb": ...}` (sampled while the
-run trained, flairsuite/memory.py; RssAnon leaves out the pages of the memory-mapped embedding cache).
+run trained, flairsuite/memory.py; RssAnon leaves out the pages of the memory-mapped embedding cache)
+and `"artifact_summaries"`: per embedding spec, how its artifact was trained (e.g. a BERT's
+objective, positions, WWM, tokens seen, MLM accuracy; a char LM's characters and perplexity).
 Scores are fractions in [0, 1]. `subsample` is null, or a description of the fixed subsample the
 run used (e.g. `"10% of train (seed 1)"`); tables footnote it. `corpus_label` names the table
 column, so it must tell apart corpus options (`"ler (coarse)"`).
@@ -168,6 +170,7 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
         row["corpus_options"] = m["corpus_options"]
         row.update({f"{split}_{score}": m[split][score] for split in SCORED_SPLITS for score in SCORES})
         row.update({f"flair_{split}_f1": m["flair_f1"][split] for split in SCORED_SPLITS})
+        row["artifact_summaries"] = m.get("artifact_summaries") or {}
         memory = m.get("memory") or {}
         row.update(epochs=m["epochs"], seconds=m["seconds"], peak_rss_anon_mb=memory.get("peak_rss_anon_mb"), peak_rss_mb=memory.get("peak_rss_mb"),
                    path=str(run.path))

@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 import flairsuite
 from flairsuite.atomic import atomic_file, write_json, write_text
-from flairsuite.embeddings import artifact_digest, set_trainable, stack
+from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, digest, fingerprint, load_experiment, run_record, runs
 from flairsuite.memory import PeakMemory
@@ -162,6 +162,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
         "embeddings": run.embeddings,
         "fine_tune": run.fine_tune,
         "artifact_digests": {spec: artifacts[spec] for spec in run.embedding_specs},
+        "artifact_summaries": {spec: summary for spec in run.embedding_specs if (summary := artifact_summary(spec, data.home)) is not None},
         "versions": versions(),
         "epochs": progress.epoch,
         "best_epoch": progress.best_epoch,

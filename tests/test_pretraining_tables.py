@@ -1,0 +1,75 @@
+"""`flairsuite results --table6 / --table9`: fine-tuned BERT runs grouped by what train-bert recorded of each BERT."""
+
+from pathlib import Path
+
+import pytest
+from test_results import metrics, run, table_rows, write_run
+
+BERTS = {
+    "bert:abs": {"objective": "mlm", "wwm": False, "positions": "absolute", "attention": "full", "seq_len": 128, "tokens": 3_000_000,
+                 "hours": 1.0, "device": "cpu", "threads": 1, "valid_accuracy": 0.12},
+    "bert:relwwm": {"objective": "mlm", "wwm": True, "positions": "relative", "attention": "full", "seq_len": 128, "tokens": 2_500_000,
+                    "hours": 1.0, "device": "cpu", "threads": 1, "valid_accuracy": 0.15},
+    "bert:wwa": {"objective": "mlm", "wwm": True, "positions": "relative", "attention": "wwa", "seq_len": 128, "tokens": 1_700_000,
+                 "hours": 1.0, "device": "cpu", "threads": 1, "valid_accuracy": 0.14},
+}
+CORPORA = {"sturm": ("sturm", {}), "arendt": ("arendt", {}), "ler (coarse)": ("ler", {"granularity": "coarse"})}
+
+
+def bert_run(root: Path, bert: str, tagger: str, corpus: str, seed: int, f1: float, fix: bool = False, fine_tune: bool = True) -> None:
+    name, options = CORPORA[corpus]
+    data = metrics(corpus, embeddings=bert[5:], tagger=tagger, seed=seed, f1=f1, entity_fix=fix, fine_tune=fine_tune,
+                   embedding_specs=[bert], artifact_summaries={bert: BERTS[bert]}, corpus=name, corpus_options=options)
+    data["experiment"] = "berts"
+    data["run"] = f"{corpus}/{bert[5:]}/{'ft/' if fine_tune else ''}{tagger}/{'fix/' if fix else ''}seed-{seed}"
+    write_run(root, data)
+
+
+@pytest.fixture
+def berts(tmp_path: Path) -> Path:
+    for seed in (1, 2):
+        for corpus, base in (("sturm", 0.70), ("arendt", 0.60)):
+            bert_run(tmp_path, "bert:abs", "map", corpus, seed, base + seed / 100)
+            bert_run(tmp_path, "bert:relwwm", "map", corpus, seed, base + 0.05 + seed / 100)
+            bert_run(tmp_path, "bert:relwwm", "map", corpus, seed, 0.99, fine_tune=False)  # frozen: not in Table 6
+            bert_run(tmp_path, "bert:relwwm", "map", corpus, seed, 0.98, fix=True)  # Entity-Fix: not in Table 6
+            for bert, extra in (("bert:relwwm", 0.0), ("bert:wwa", 0.02)):
+                bert_run(tmp_path, bert, "lcrf-ner", corpus, seed, base + extra)
+                bert_run(tmp_path, bert, "lcrf-ner", corpus, seed, base + extra + 0.03, fix=True)
+    return tmp_path
+
+
+def test_table6_rows_are_pretraining_variants_with_the_papers_row(berts: Path) -> None:
+    result = run("results", str(berts), "--table6")
+    assert result.exit_code == 0, result.output
+    assert "Table 6" in result.output
+    rows = table_rows(result.output)
+    header = next(line for line in result.output.splitlines() if line.startswith("| pre-training"))
+    columns = [c.strip() for c in header.strip("|").split("|")][3:]
+    assert columns[:3] == ["H. Arendt", "Sturm", "Average"]
+    absolute, relative = (dict(zip(columns, rows[key][1:])) for key in ("mlm / absolute", "mlm / relative"))
+    assert rows["mlm / absolute"][0] == "-" and rows["mlm / relative"][0] == "WWM"
+    assert absolute["Sturm"] == "71.50 ± 0.71 (2)" and absolute["H. Arendt"] == "61.50 ± 0.71 (2)"
+    assert relative["Sturm"] == "76.50 ± 0.71 (2)" and relative["Average"] == "71.50"  # frozen and Entity-Fix runs left out
+    assert relative["paper Sturm"] == "85.55" and relative["paper H. Arendt"] == "77.41" and relative["paper Average"] == "81.48"
+    assert absolute["paper Sturm"] == "82.36"
+    assert relative["pre-training tokens"] == "2.5 M" and relative["valid MLM acc. (%)"] == "15.0"
+    assert relative["hours"] == "1.00 (cpu, 1 threads)" and relative["BERT"] == "bert:relwwm"
+
+
+def test_table9_compares_attention_with_and_without_entity_fix(berts: Path) -> None:
+    result = run("results", str(berts), "--table9")
+    assert result.exit_code == 0, result.output
+    rows = table_rows(result.output)
+    full, wwa = rows["- / 128 tokens"], rows["WWA / 128 tokens"]
+    # mean over seeds per task (sturm 0.70, arendt 0.60), then over tasks: 65.00; Entity-Fix adds 3
+    assert full[:2] == ["65.00", "68.00"] and wwa[:2] == ["67.00", "70.00"]
+    assert full[-2:] == ["86.51", "88.23"] and wwa[-2:] == ["86.76", "88.32"]  # the paper's rows of the same attention, at 320 tokens
+
+
+def test_layouts_need_fine_tuned_bert_runs(tmp_path: Path) -> None:
+    write_run(tmp_path, metrics())
+    result = run("results", str(tmp_path), "--table6")
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: no fine-tuned map runs on one bert: embedding") and len(result.output.splitlines()) == 1
+    assert run("results", str(tmp_path), "--table6", "--table9").output.startswith("Error: give one of --table8, --table6, --table9")
