@@ -198,7 +198,7 @@ def test_train_settings_are_the_one_source_of_defaults() -> None:
     paper = {"learning_rate": 0.1, "mini_batch_size": 32, "max_epochs": 150, "anneal_factor": 0.5, "patience": 3, "optimizer": "sgd",
              "train_with_dev": False}
     assert TrainSettings().record() == PAPER_TRAIN.record() == paper  # the settings added later stay out while at their defaults
-    assert asdict(TrainSettings()) == {**paper, "schedule": "plateau", "warmup_fraction": 0.1, "epoch_samples": None}
+    assert asdict(TrainSettings()) == {**paper, "schedule": "plateau", "warmup_fraction": 0.1, "epoch_samples": None, "bucket_batches": None}
     assert LINEAR_TRAIN.record() == {**paper, "optimizer": "adam", "learning_rate": 0.01}
     for name in TAGGERS:
         defaults = default_train(name)
@@ -233,6 +233,18 @@ def test_train_settings_keep_the_values_as_written(tmp_path: Path) -> None:
     settings = runs(load_experiment(write(tmp_path, data)))[0].train_settings
     assert type(settings["learning_rate"]) is int and type(settings["anneal_factor"]) is int
     assert type(default_train("map")["learning_rate"]) is float
+
+
+def test_exponent_numbers_read_as_floats(tmp_path: Path) -> None:
+    """`5e-5` is a float as in YAML 1.2 (PyYAML's YAML 1.1 would make it the string "5e-5"); quoted it stays a string."""
+    path = tmp_path / "e.yaml"
+    path.write_text("name: e\ncorpora: [sturm]\nembeddings: {p: [charlm:de-forward]}\ntaggers: [map]\nseeds: [1]\n"
+                    "train: {learning_rate: 5e-5}\n", encoding="utf-8")
+    settings = runs(load_experiment(path))[0].train_settings
+    assert settings["learning_rate"] == 5e-5 and type(settings["learning_rate"]) is float
+    path.write_text(path.read_text(encoding="utf-8").replace("5e-5", "'5e-5'"), encoding="utf-8")
+    with pytest.raises(FlairsuiteError, match=r"learning_rate must be a positive number \(found \"5e-5\"\)"):
+        load_experiment(path)
 
 
 def test_fingerprint_ignores_order_and_sees_values(tmp_path: Path) -> None:
@@ -273,7 +285,7 @@ def test_fine_tune_axis_adds_runs_below_ft_for_stacks_with_a_bert(tmp_path: Path
     # fine-tuned runs: the paper's batch and length (LER 50 x 5,000 samples), Flair's AdamW 5e-5 with linear warm-up and decay;
     # `train` and `tagger_train` (frozen runs' overrides) do not reach them
     paper = {"mini_batch_size": 16, "epoch_samples": 5000, "optimizer": "adamw", "learning_rate": 5e-5, "schedule": "linear",
-             "warmup_fraction": 0.1}
+             "warmup_fraction": 0.1, "bucket_batches": 50}
     for run in tuned.values():
         assert {key: run.train_settings[key] for key in paper} == paper
         assert run.train_settings["max_epochs"] == (50 if run.corpus.name == "ler" else 30)

@@ -112,3 +112,29 @@ def test_checkpoints_of_the_old_progress_name_still_load():
     old = data.replace(b"TaggerProgress", b"Progress")
     assert b"flairsuite.tagging.train" in old and b"TaggerProgress" not in old
     assert pickle.loads(old) == progress
+
+
+def test_bucketed_batches_group_similar_lengths_and_keep_every_sentence_once():
+    torch.manual_seed(0)
+    lengths = [random.Random(i).randint(1, 80) for i in range(1000)]
+    order = torch.randperm(1000).tolist()
+    plain = tagger_train.bucketed_batches(order, lengths, 16, None)
+    pooled = tagger_train.bucketed_batches(order, lengths, 16, 10)
+    for batches in (plain, pooled):
+        assert sorted(i for batch in batches for i in batch) == list(range(1000))
+        assert all(len(batch) <= 16 for batch in batches)
+    assert plain == [order[i : i + 16] for i in range(0, 1000, 16)]
+
+    def padded(batches):
+        return sum(max(lengths[i] for i in batch) * len(batch) for batch in batches) / sum(lengths)
+
+    assert padded(plain) > 1.5 and padded(pooled) < 1.1  # random batches pad a lot, pooled ones hardly
+    pools = [set(order[start : start + 160]) for start in range(0, 1000, 160)]
+    assert all(any(set(batch) <= pool for pool in pools) for batch in pooled)  # each batch from one random stretch
+    in_pool_order = [sorted(pool_order, key=lambda i: -lengths[i]) for pool_order in (order[s : s + 160] for s in range(0, 1000, 160))]
+    unshuffled = [chunk[i : i + 16] for chunk in in_pool_order for i in range(0, len(chunk), 16)]
+    assert sorted(map(tuple, pooled)) == sorted(map(tuple, unshuffled)) and pooled != unshuffled  # the same batches, shuffled
+    for sentences in (1000, 160, 161, 15, 1):
+        expected = len(tagger_train.bucketed_batches(list(range(sentences)), [1] * sentences, 16, 10))
+        assert tagger_train.batch_count(sentences, 16, 10) == expected
+        assert tagger_train.batch_count(sentences, 16, None) == len(tagger_train.bucketed_batches(list(range(sentences)), [1] * sentences, 16, None))

@@ -112,7 +112,8 @@ class Run:
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a mapping that names a key twice (plain YAML keeps the last)."""
+    """PyYAML's safe loader, refusing a mapping that names a key twice (plain YAML keeps the last), and
+    reading numbers as YAML 1.2 does: `5e-5` and `1e3` are floats (YAML 1.1 wants `5.0e-5`)."""
 
 
 def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -130,6 +131,13 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, 
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+# SafeLoader's float pattern with the dot optional; the resolver keeps a per-class copy of the table
+_UniqueKeyLoader.yaml_implicit_resolvers = {key: list(value) for key, value in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_UniqueKeyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
 
 
 def _read_yaml(path: Path) -> Any:

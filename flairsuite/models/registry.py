@@ -47,6 +47,9 @@ Training defaults (`default_train`; an experiment's `train` and `tagger_train` o
   `ModelTrainer.fine_tune`, where the paper says nothing: AdamW (torch's defaults, weight decay
   0.01), learning rate 5e-5 for the whole model, linear warm-up over the first 10 % of the steps
   then linear decay to 0, and the model of the last epoch kept (dev F1 is recorded per epoch).
+  The suite's own: batches of sentences of similar length (`bucket_batches: 50`, pools of 50
+  batches sorted by length, the batches shuffled), which pads a transformer's batches far less
+  than random ones (measured on Sturm: 2.7x the real sub-tokens in random batches of 16, 1.13x).
   Gradient clipping at 5 and the loss summed over a batch's tokens are Flair's, as for all taggers.
 """
 
@@ -73,7 +76,8 @@ LOCKED_DROPOUT = 0.5  # Flair's default, for the BiLSTM taggers only (see "Dropo
 PAPER_TRAIN = TrainSettings()
 LINEAR_TRAIN = replace(PAPER_TRAIN, optimizer="adam", learning_rate=0.01)
 FINE_TUNE_TRAIN = replace(
-    PAPER_TRAIN, optimizer="adamw", learning_rate=5e-5, mini_batch_size=16, max_epochs=30, schedule="linear", warmup_fraction=0.1, epoch_samples=5000
+    PAPER_TRAIN, optimizer="adamw", learning_rate=5e-5, mini_batch_size=16, max_epochs=30, schedule="linear", warmup_fraction=0.1, epoch_samples=5000,
+    bucket_batches=50,
 )
 FINE_TUNE_EPOCHS = MappingProxyType({"ler": 50})  # the paper's longer training on LER (§6.1); other corpora: FINE_TUNE_TRAIN's 30
 

@@ -31,7 +31,7 @@ OPTIMIZERS: Mapping[str, type[torch.optim.Optimizer]] = MappingProxyType(
     {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
 )
 SCHEDULES = ("plateau", "linear")  # anneal on a dev plateau and keep the best dev epoch | warm-up, linear decay, last epoch
-LATER_SETTINGS = ("schedule", "warmup_fraction", "epoch_samples")  # recorded only where one differs from its default
+LATER_SETTINGS = ("schedule", "warmup_fraction", "epoch_samples", "bucket_batches")  # recorded only where one differs from its default
 
 # setting -> (what its value must be, the test)
 CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
@@ -46,6 +46,7 @@ CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
         "schedule": (f"one of: {', '.join(SCHEDULES)}", lambda v: isinstance(v, str) and v in SCHEDULES),
         "warmup_fraction": ("a number in [0, 1)", lambda v: is_number(v) and 0 <= v < 1),
         "epoch_samples": ("a positive integer, or null for one pass over train", lambda v: v is None or (is_int(v) and v > 0)),
+        "bucket_batches": ("a positive integer, or null for batches in random order", lambda v: v is None or (is_int(v) and v > 0)),
     }
 )
 
@@ -71,6 +72,7 @@ class TrainSettings:
     schedule: str = "plateau"  # a key of SCHEDULES
     warmup_fraction: float = 0.1  # of all steps, with schedule "linear"
     epoch_samples: Optional[int] = None  # sentences per epoch (drawn from shuffled passes over train); None: one pass
+    bucket_batches: Optional[int] = None  # batches of similar length from pools of this many batches (tagging/train.py); None: random
 
     def __post_init__(self) -> None:
         for setting in fields(self):

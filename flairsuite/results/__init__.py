@@ -5,9 +5,20 @@
     table = comparison_table(runs, metric="f1", split="test")   # mean/std/n in percent per corpus
 """
 
+from typing import Any
+
 from flairsuite.results.collect import SCHEMA, collect, collect_per_type
-from flairsuite.results.plot import comparison_figure, write_plot
 from flairsuite.results.tables import comparison_cells, comparison_table, per_type_table, render, report
+
+LAZY = {"comparison_figure", "write_plot"}  # from plot.py, imported on first use: matplotlib costs a training run ~30 MB
+
+
+def __getattr__(name: str) -> Any:
+    if name in LAZY:
+        from flairsuite.results import plot
+
+        return getattr(plot, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "SCHEMA",

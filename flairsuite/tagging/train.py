@@ -92,13 +92,41 @@ def epoch_order(size: int, samples: Optional[int]) -> list[int]:
     return order[:samples]
 
 
-def _epoch(model: torch.nn.Module, train: SplitFeatures, optimizer: torch.optim.Optimizer, batch_size: int, desc: str,
-           samples: Optional[int] = None, after_step: Optional[Callable[[], None]] = None) -> float:
-    """One epoch over `train` in random order (`epoch_order`); the mean loss per token. `after_step` follows every optimizer step."""
+def bucketed_batches(order: list[int], lengths: Any, batch_size: int, pool_batches: Optional[int]) -> list[list[int]]:
+    """`order` cut into batches of `batch_size`; with `pool_batches`, batches of sentences of similar length.
+
+    Each run of `pool_batches * batch_size` sentences of the (random) order is sorted by length and
+    cut into batches, and all the batches are then shuffled: every batch still comes from a random
+    stretch of the data, but pads far less (Sturm, batches of 16 sub-token sequences: 2.7x the real
+    tokens in random batches, 1.13x with pools of 50 batches; attention's cost, quadratic in the
+    length, 5.7x and 2.0x).
+    """
+    if not pool_batches:
+        return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    pool = pool_batches * batch_size
+    batches = []
+    for start in range(0, len(order), pool):
+        chunk = sorted(order[start : start + pool], key=lambda i: -int(lengths[i]))
+        batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
+    return [batches[i] for i in torch.randperm(len(batches)).tolist()]
+
+
+def batch_count(sentences: int, batch_size: int, pool_batches: Optional[int]) -> int:
+    """How many batches `bucketed_batches` cuts `sentences` into (a pool's last batch may be short)."""
+    if not pool_batches:
+        return math.ceil(sentences / batch_size)
+    pool = pool_batches * batch_size
+    return sentences // pool * pool_batches + math.ceil(sentences % pool / batch_size)
+
+
+def _epoch(model: torch.nn.Module, train: SplitFeatures, optimizer: torch.optim.Optimizer, settings: TrainSettings, desc: str,
+           after_step: Optional[Callable[[], None]] = None) -> float:
+    """One epoch over `train` in random order (`epoch_order`, `bucketed_batches`); the mean loss per token. `after_step` follows every optimizer step."""
     model.train()
     total, tokens = 0.0, 0
-    order = epoch_order(len(train), samples)
-    with tqdm(train.batches(batch_size, order), desc=desc, unit="batch", leave=False) as bar:
+    order = epoch_order(len(train), settings.epoch_samples)
+    batches = bucketed_batches(order, train.lengths, settings.mini_batch_size, settings.bucket_batches)
+    with tqdm(batches, desc=desc, unit="batch", leave=False) as bar:
         for indices in bar:
             batch = train.batch(indices)
             loss = features_loss(model, batch.tensor, batch.lengths, batch.gold)
@@ -133,7 +161,7 @@ class TaggerTraining(TrainingLoop[TaggerProgress]):
         self.optimizer = settings.optimizer_class()(parameters, lr=settings.learning_rate)
         self.linear = settings.schedule == "linear"
         if self.linear:
-            batches = math.ceil((settings.epoch_samples or len(train)) / settings.mini_batch_size)
+            batches = batch_count(settings.epoch_samples or len(train), settings.mini_batch_size, settings.bucket_batches)
             steps = batches * settings.max_epochs
             self.scheduler = LinearSchedulerWithWarmup(self.optimizer, num_train_steps=steps, num_warmup_steps=int(settings.warmup_fraction * steps))
         else:
@@ -170,8 +198,8 @@ class TaggerTraining(TrainingLoop[TaggerProgress]):
         """One epoch."""
         self._learning_rate = self.optimizer.param_groups[0]["lr"]
         self._started = time.perf_counter()
-        self._loss = _epoch(self.model, self.train, self.optimizer, self.settings.mini_batch_size, f"{self.desc} epoch {self.progress.epoch + 1}",
-                            self.settings.epoch_samples, self.scheduler.step if self.linear else None)
+        self._loss = _epoch(self.model, self.train, self.optimizer, self.settings, f"{self.desc} epoch {self.progress.epoch + 1}",
+                            self.scheduler.step if self.linear else None)
         self.progress.epoch += 1
 
     def validate(self) -> None:
