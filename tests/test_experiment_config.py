@@ -91,7 +91,7 @@ ERRORS = [
         {"corpora": [{"name": "ler", "subsample": "10%"}]},
         'corpora: ler: subsample must be a fraction of train in (0, 1], e.g. 0.1 (found "10%")',
     ),
-    ({"taggers": ["bilstm"]}, 'taggers: unknown tagger "bilstm" (known: bilstm-crf, map-crf, map, lcrf-ner, bilstm-lcrf-ner, cse)'),
+    ({"taggers": ["bilstm"]}, 'taggers: unknown tagger "bilstm" (known: bilstm-crf, bilstm512-crf, map-crf, map, lcrf-ner, bilstm-lcrf-ner, cse)'),
     ({"taggers": []}, "key 'taggers' is empty: list at least one, e.g. `taggers: [bilstm-crf, map-crf, map]`"),
     ({"taggers": ["map", "map"], "tagger_train": {}}, "taggers: map is listed twice: remove one"),
     ({"embeddings": {"proposed": ["charlm:de"]}}, "embeddings: proposed: embedding spec 'charlm:de': write charlm:NAME-forward or charlm:NAME-backward"),

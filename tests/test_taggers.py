@@ -84,12 +84,13 @@ def test_every_tagger_saves_as_its_registered_class(corpus: Corpus, embeddings: 
 
 
 def test_module_structure(taggers: dict[str, SequenceTagger], embeddings: CharacterEmbeddings) -> None:
-    assert set(taggers) == {"bilstm-crf", "map-crf", "map", "lcrf-ner", "bilstm-lcrf-ner"}  # `cse` is flairsuite's own model
+    assert set(taggers) == {"bilstm-crf", "bilstm512-crf", "map-crf", "map", "lcrf-ner", "bilstm-lcrf-ner"}  # `cse` is flairsuite's own model
     bilstm = taggers["bilstm-crf"]
     assert isinstance(bilstm.rnn, torch.nn.LSTM)
     assert (bilstm.rnn.hidden_size, bilstm.rnn.num_layers, bilstm.rnn.bidirectional) == (256, 1, True)
     assert hasattr(bilstm, "crf") and hasattr(bilstm, "embedding2nn")
     assert bilstm.linear.in_features == 2 * 256
+    assert taggers["bilstm512-crf"].rnn.hidden_size == 512 and taggers["bilstm512-crf"].linear.in_features == 2 * 512
     for name, crf in (("map-crf", True), ("map", False)):
         linear = taggers[name]
         assert not linear.use_rnn and not hasattr(linear, "rnn") and not hasattr(linear, "embedding2nn")

@@ -85,7 +85,7 @@ FINE_TUNE_EPOCHS = MappingProxyType({"ler": 50})  # the paper's longer training 
 Builder = Callable[[TokenEmbeddings, Dictionary, str], flair.nn.Classifier]
 
 
-def sequence_tagger(use_rnn: bool, use_crf: bool, model: type[SequenceTagger] = SequenceTagger) -> Builder:
+def sequence_tagger(use_rnn: bool, use_crf: bool, model: type[SequenceTagger] = SequenceTagger, hidden_size: int = HIDDEN_SIZE) -> Builder:
     """A builder of SequenceTaggers (or LCRF-NER ones): BiLSTM with reprojection, or a linear map without it."""
 
     def build(embeddings: TokenEmbeddings, tag_dictionary: Dictionary, tag_type: str) -> SequenceTagger:
@@ -94,7 +94,7 @@ def sequence_tagger(use_rnn: bool, use_crf: bool, model: type[SequenceTagger] = 
             tag_dictionary=tag_dictionary,
             tag_type=tag_type,
             use_rnn=use_rnn,
-            hidden_size=HIDDEN_SIZE,
+            hidden_size=hidden_size,
             rnn_layers=RNN_LAYERS,
             use_crf=use_crf,
             reproject_embeddings=use_rnn,
@@ -132,6 +132,7 @@ class TaggerSpec:
 TAGGERS: Mapping[str, TaggerSpec] = MappingProxyType(
     {
         "bilstm-crf": TaggerSpec("BiLSTM (1 x 256) + CRF, as Akbik et al. 2018", sequence_tagger(True, True), PAPER_TRAIN),
+        "bilstm512-crf": TaggerSpec("BiLSTM (1 x 512) + CRF: the hidden-size ablation", sequence_tagger(True, True, hidden_size=512), PAPER_TRAIN),
         "map-crf": TaggerSpec("linear map + CRF (no RNN)", sequence_tagger(False, True), LINEAR_TRAIN),
         "map": TaggerSpec("linear map + softmax (no RNN, no CRF)", sequence_tagger(False, False), LINEAR_TRAIN),
         "lcrf-ner": TaggerSpec("linear map + LCRF-NER (Zöllner et al. 2021, Eq. 7)", sequence_tagger(False, True, LCRFNERTagger), LINEAR_TRAIN),
