@@ -2,7 +2,7 @@
 
 An experiment is the grid corpus x embedding stack (x fine-tuning) x tagger x seed (keys: experiments/README.md).
 Every problem is a one-line error naming the file and the key, e.g.
-`Error: experiments/t3.yaml: taggers: unknown tagger "bilstm" (known: bilstm-crf, map-crf, map)`.
+`Error: experiments/t3.yaml: taggers: unknown tagger "bilstm" (known: bilstm-crf, bilstm512-crf, map-crf, map, ...)`.
 """
 
 import hashlib
