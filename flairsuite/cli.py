@@ -467,6 +467,10 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 @click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True)
 @click.option("--per-type", is_flag=True, help="Also a table per corpus: mean score per entity type.")
 @click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
+@click.option(
+    "--curve", type=click.Choice(["train-fraction", "lm-chars"]), default=None,
+    help="Also write a learning curve PNG (DIR/curve-<kind>.png): the score against the share of train or the LM's training characters.",
+)
 @click.option("--table6", is_flag=True, help="Instead: fine-tuned BERTs per pre-training variant, Zöllner et al. 2021, Table 6 (paper beside).")
 @click.option("--table9", is_flag=True, help="Instead: fine-tuned LCRFNER per BERT attention (WWA or full), Zöllner et al. 2021, Table 9.")
 @click.option(
@@ -475,7 +479,7 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 )
 def results(
     directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, table8: bool,
-    table6: bool, table9: bool, plot: Optional[str]
+    table6: bool, table9: bool, plot: Optional[str], curve: Optional[str]
 ) -> None:
     """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
 
@@ -515,6 +519,12 @@ def results(
     if plot is not None:
         target = Path(plot) if plot else root / "comparison.png"
         write_plot(frame, target, metric, split, table8=table8)
+        click.echo(f"wrote {target}", err=True)
+    if curve is not None:
+        from flairsuite.results.curves import write_curve
+
+        target = root / f"curve-{curve}.png"
+        write_curve(frame, curve, target, metric, split)
         click.echo(f"wrote {target}", err=True)
 
 

@@ -1,0 +1,109 @@
+"""Learning curves: test F1 against how much the model saw, to show what more data or LM training buys.
+
+`flairsuite results DIR --curve train-fraction` puts the share of the training set on the x-axis
+(the runs' `subsample`: 10 %, 25 %, ... of train; none is 100 %), `--curve lm-chars` the characters
+the runs' character LMs were trained on (`artifact_summaries`, the mean over the stack's `charlm:`
+members, in millions). One panel per task (corpus and options), one line per stack × tagger
+(× Entity-Fix) with `train-fraction`, per tagger (× Entity-Fix) with `lm-chars` (there the stacks
+differ by their LMs, i.e. along x); points are means over seeds with the sample std as error bars,
+and the task's best published score (`references.BEST_PUBLISHED`) is a dashed line. Written as PNG,
+atomically, without pyplot state.
+"""
+
+import re
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from flairsuite.atomic import atomic_file
+from flairsuite.errors import FlairsuiteError
+from flairsuite.results.references import BEST_PUBLISHED, known_task
+from flairsuite.results.tables import score_column
+
+SUBSAMPLE_PERCENT = re.compile(r"^([0-9.]+)% of train")
+
+
+def train_fraction(run: pd.Series) -> Optional[float]:
+    """The run's share of train in percent (100 without a subsample)."""
+    note = run.get("subsample")
+    if note is None or (isinstance(note, float) and np.isnan(note)):
+        return 100.0
+    match = SUBSAMPLE_PERCENT.match(str(note))
+    return float(match.group(1)) if match else None
+
+
+def lm_chars(run: pd.Series) -> Optional[float]:
+    """Millions of characters the run's character LMs were trained on (mean over its `charlm:` members)."""
+    summaries = run.get("artifact_summaries") or {}
+    chars = [summary.get("chars") for spec, summary in summaries.items() if spec.startswith("charlm:") and summary.get("chars")]
+    return float(np.mean(chars)) / 1e6 if chars else None
+
+
+CURVES: dict[str, tuple[Callable[[pd.Series], Optional[float]], str, tuple[str, ...]]] = {
+    # name -> (x of a run, x-axis label, the keys of a line)
+    "train-fraction": (train_fraction, "share of the training set (%)", ("embeddings", "tagger", "entity_fix")),
+    "lm-chars": (lm_chars, "characters the LM pair was trained on (millions)", ("tagger", "entity_fix")),
+}
+
+
+def task_label(corpus: str, options: dict) -> str:
+    """`ler` with granularity coarse -> `ler (coarse)`."""
+    return corpus + (f" ({', '.join(str(v) for v in options.values())})" if options else "")
+
+
+def curve_points(runs: pd.DataFrame, curve: str, metric: str = "f1", split: str = "test") -> pd.DataFrame:
+    """Mean, std and n of the score (percent) per task, line and x."""
+    if curve not in CURVES:
+        raise FlairsuiteError(f"unknown curve '{curve}' (known: {', '.join(CURVES)})")
+    x_of, _, line_keys = CURVES[curve]
+    frame = runs.assign(
+        x=runs.apply(x_of, axis=1),
+        task=[task_label(c, o or {}) for c, o in zip(runs["corpus"], runs["corpus_options"])],
+        line=runs[list(line_keys)].apply(lambda row: " + ".join(str(v) if v is not True else "Entity-Fix" for v in row if v is not False), axis=1),
+        score=runs[score_column(metric, split)] * 100,
+    ).dropna(subset=["x"])
+    if frame.empty:
+        raise FlairsuiteError(f"no runs with an x for --curve {curve}" + (" (char-LM runs with a summary.json)" if curve == "lm-chars" else ""))
+    points = frame.groupby(["task", "line", "x"])["score"].agg(["mean", "std", "count"]).rename(columns={"count": "n"}).reset_index()
+    tasks = frame.drop_duplicates("task").set_index("task")
+    points["best"] = [BEST_PUBLISHED.get(known_task(tasks.loc[t, "corpus"], tasks.loc[t, "corpus_options"] or {}) or ("", "")) for t in points["task"]]
+    return points
+
+
+def curve_figure(runs: pd.DataFrame, curve: str, metric: str = "f1", split: str = "test") -> Figure:
+    """One panel per task, one line per `CURVES[curve]` keys, error bars = std over seeds."""
+    points = curve_points(runs, curve, metric, split)
+    tasks = sorted(points["task"].unique())
+    figure = Figure(figsize=(7.5, 3.6 * len(tasks)), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(len(tasks), 1, squeeze=False)[:, 0]
+    for axis, task in zip(axes, tasks):
+        chosen = points[points["task"] == task]
+        for line, group in chosen.groupby("line", sort=True):
+            group = group.sort_values("x")
+            axis.errorbar(group["x"], group["mean"], yerr=group["std"].fillna(0), marker="o", capsize=3, label=line)
+        best = chosen["best"].dropna()
+        if metric == "f1" and split == "test" and not best.empty:
+            reference = best.iloc[0]
+            axis.axhline(reference.value, color="0.3", linestyle=(0, (4, 2)), linewidth=1.2, label=f"best published {reference.value:.2f} ({reference.source})")
+        axis.set_title(f"{task}: {split} {metric} (%), mean ± std over seeds")
+        axis.set_xlabel(CURVES[curve][1])
+        axis.set_ylabel(f"{split} {metric} (%)")
+        axis.grid(alpha=0.3)
+        handles, labels = axis.get_legend_handles_labels()
+        order = sorted(range(len(labels)), key=lambda i: labels[i].startswith("best published"))  # the lines, then the reference
+        axis.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                    fontsize="small")
+    return figure
+
+
+def write_curve(runs: pd.DataFrame, curve: str, path: Path, metric: str = "f1", split: str = "test") -> Figure:
+    """Write the learning curve of `runs` to `path` as PNG, atomically; the figure drawn."""
+    figure = curve_figure(runs, curve, metric, split)
+    with atomic_file(path) as temp:
+        figure.savefig(temp, format="png", dpi=120)
+    return figure
