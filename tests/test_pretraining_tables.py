@@ -55,6 +55,7 @@ def test_table6_rows_are_pretraining_variants_with_the_papers_row(berts: Path) -
     assert absolute["paper Sturm"] == "82.36"
     assert relative["pre-training tokens"] == "2.5 M" and relative["valid MLM acc. (%)"] == "15.0"
     assert relative["hours"] == "1.00 (cpu, 1 threads)" and relative["BERT"] == "bert:relwwm"
+    assert relative["fine-tuning h/run"] == "0.03"  # 123.4 s per run (the fixture's)
 
 
 def test_table9_compares_attention_with_and_without_entity_fix(berts: Path) -> None:

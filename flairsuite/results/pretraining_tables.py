@@ -75,7 +75,7 @@ def mean_cell(scores: pd.Series, style: Style) -> str:
 
 
 def pretraining_cells(group: pd.DataFrame) -> dict[str, str]:
-    """What the BERT(s) of a row saw in pre-training; several BERTs in one row are listed."""
+    """What the BERT(s) of a row saw in pre-training (several BERTs in one row are listed), and the mean wall hours of a fine-tuning run."""
     first = group.drop_duplicates("bert")
 
     def joined(values: Any, show: Any) -> str:
@@ -86,6 +86,7 @@ def pretraining_cells(group: pd.DataFrame) -> dict[str, str]:
         "pre-training tokens": joined(first["bert_tokens"], lambda v: f"{v / 1e6:.1f} M"),
         "hours": joined(zip(first["bert_hours"], first["bert_device"], first["bert_threads"]), lambda t: f"{t[0]:.2f} ({t[1]}, {t[2]} threads)"),
         "valid MLM acc. (%)": joined(first["bert_valid_accuracy"], lambda v: f"{v * 100:.1f}"),
+        "fine-tuning h/run": f"{group.drop_duplicates('run')['seconds'].mean() / 3600:.2f}",
     }
 
 
