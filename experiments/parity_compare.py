@@ -5,13 +5,15 @@
 Per corpus, embedding stack and tagger: test F1 (strict IOB2, %) mean ± std (n) on each side, the
 difference of the means (suite − Flair) and its 90 % confidence interval (Welch's t, unequal
 variances, Welch–Satterthwaite degrees of freedom). The suite passes where the interval's lower
-end lies above −margin points. Prints a Markdown table.
+end lies above −margin points; the last column says how many seeds a side would make it pass if
+the means and stds stayed as measured. Prints a Markdown table.
 """
 
 import argparse
 import math
 import sys
 from pathlib import Path
+from typing import Optional
 
 from scipy import stats
 
@@ -36,6 +38,23 @@ def welch_interval(a: list[float], b: list[float], level: float = 0.90) -> tuple
     return diff, diff - half, diff + half
 
 
+def projected_lower(a: list[float], b: list[float], n: int, level: float = 0.90) -> float:
+    """The lower end of the Welch interval if both sides had `n` seeds with the means and variances measured now."""
+    mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
+    var_a = sum((x - mean_a) ** 2 for x in a) / (len(a) - 1)
+    var_b = sum((x - mean_b) ** 2 for x in b) / (len(b) - 1)
+    se2 = (var_a + var_b) / n
+    if se2 == 0:
+        return mean_a - mean_b
+    df = se2**2 / ((var_a / n) ** 2 / (n - 1) + (var_b / n) ** 2 / (n - 1))
+    return mean_a - mean_b - stats.t.ppf(0.5 + level / 2, df) * math.sqrt(se2)
+
+
+def seeds_needed(a: list[float], b: list[float], margin: float, limit: int = 100) -> Optional[int]:
+    """The fewest seeds a side for which `projected_lower` clears −`margin`; None if not within `limit` (the means differ by more)."""
+    return next((n for n in range(2, limit + 1) if projected_lower(a, b, n) > -margin), None)
+
+
 def cell(values: list[float]) -> str:
     mean = sum(values) / len(values)
     std = math.sqrt(sum((x - mean) ** 2 for x in values) / (len(values) - 1)) if len(values) > 1 else float("nan")
@@ -57,17 +76,19 @@ def main(argv: list[str]) -> int:
     suite = suite[~suite["entity_fix"]]
     column = f"{args.split}_f1"
     print(f"| corpus | embeddings | tagger | suite {args.split} F1 | Flair {args.split} F1 | suite − Flair | 90 % CI | "
-          f"lower end > −{args.margin:g} |")
-    print("| --- | --- | --- | --: | --: | --: | --- | --- |")
+          f"lower end > −{args.margin:g} | seeds a side to pass at these means and stds |")
+    print("| --- | --- | --- | --: | --: | --: | --- | --- | --: |")
     for key, ours in suite.groupby(KEYS):
         theirs = flair[(flair[KEYS] == list(key)).all(axis=1)]
         a, b = (ours[column] * 100).tolist(), (theirs[column] * 100).tolist()
         if len(a) < 2 or len(b) < 2:
-            print(f"| {' | '.join(map(str, key))} | {cell(a)} | {cell(b) if b else '–'} | | | needs ≥ 2 seeds a side |")
+            print(f"| {' | '.join(map(str, key))} | {cell(a)} | {cell(b) if b else '–'} | | | needs ≥ 2 seeds a side | |")
             continue
         diff, low, high = welch_interval(a, b)
         verdict = "pass" if low > -args.margin else "FAIL"
-        print(f"| {' | '.join(map(str, key))} | {cell(a)} | {cell(b)} | {diff:+.2f} | [{low:+.2f}, {high:+.2f}] | {verdict} |")
+        needed = seeds_needed(a, b, args.margin)
+        print(f"| {' | '.join(map(str, key))} | {cell(a)} | {cell(b)} | {diff:+.2f} | [{low:+.2f}, {high:+.2f}] | {verdict} | "
+              f"{needed if needed is not None else '> 100'} |")
     return 0
 
 

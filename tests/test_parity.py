@@ -85,3 +85,13 @@ def test_compare_without_runs_is_one_line(tmp_path, capsys):
     assert compare.main([str(tmp_path / "empty"), str(tmp_path / "empty")]) == 1
     error = capsys.readouterr().err.strip()
     assert error.startswith(f"Error: {tmp_path / 'empty'}") and "no metrics.json found" in error and "\n" not in error
+
+
+def test_seeds_needed_is_the_fewest_that_clear_the_margin():
+    compare = script("parity_compare")
+    suite, flair = [82.38, 84.18, 85.71, 85.19, 84.77], [83.89, 84.10, 84.35, 85.57, 85.19]  # Sturm, 5 seeds a side
+    needed = compare.seeds_needed(suite, flair, 1.0)
+    assert compare.projected_lower(suite, flair, needed) > -1.0 >= compare.projected_lower(suite, flair, needed - 1)
+    assert compare.projected_lower(suite, flair, 5) == pytest.approx(compare.welch_interval(suite, flair)[1])  # n = now: the interval now
+    assert needed == 10
+    assert compare.seeds_needed([80.0, 81.0], [82.5, 83.5], 1.0) is None  # 2.5 points behind: no number of seeds clears −1
