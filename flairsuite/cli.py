@@ -505,6 +505,12 @@ def results(
         frame, types = only_experiment(frame, experiment), types[types["experiment"] == experiment]
     if table8 + table6 + table9 > 1:
         raise FlairsuiteError("give one of --table8, --table6, --table9")
+    if curve is not None:  # first: a curve the runs cannot draw is an error before any table is printed
+        from flairsuite.results.curves import write_curve
+
+        target = root / f"curve-{curve}.png"
+        write_curve(frame, curve, target, metric, split)
+        click.echo(f"wrote {target}", err=True)
     if table6 or table9:
         from flairsuite.results.pretraining_tables import LAYOUTS
 
@@ -519,12 +525,6 @@ def results(
     if plot is not None:
         target = Path(plot) if plot else root / "comparison.png"
         write_plot(frame, target, metric, split, table8=table8)
-        click.echo(f"wrote {target}", err=True)
-    if curve is not None:
-        from flairsuite.results.curves import write_curve
-
-        target = root / f"curve-{curve}.png"
-        write_curve(frame, curve, target, metric, split)
         click.echo(f"wrote {target}", err=True)
 
 

@@ -63,4 +63,5 @@ def test_curve_without_its_x_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(FlairsuiteError, match="no runs with an x for --curve lm-chars"):
         curve_points(collect(tmp_path), "lm-chars")
     result = run("results", str(tmp_path), "--curve", "lm-chars")
-    assert result.exit_code == 1 and result.output.splitlines()[-1].startswith("Error: no runs with an x for --curve lm-chars")
+    assert result.exit_code == 1 and result.output.startswith("Error: no runs with an x for --curve lm-chars")
+    assert len(result.output.splitlines()) == 1  # one line, before any table
