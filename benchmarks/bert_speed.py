@@ -54,7 +54,7 @@ def corpus(vocab_size: int) -> TokenizedCorpus:
 
 
 def settings(args: argparse.Namespace, **overrides: Any):
-    base = {"positions": "absolute", "attention": "full", "wwm": args.wwm, "validate_minutes": 1e9, "checkpoint_minutes": 1e9}
+    base = {"positions": "absolute", "attention": "full", "wwm": args.wwm, "validate_tokens": 10**12, "checkpoint_minutes": 1e9}
     return settings_from(args.preset, {**base, **overrides})
 
 
@@ -196,7 +196,7 @@ def memory_child(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads or os.cpu_count())
     data = corpus(args.vocab_size)
     chosen = settings_from(args.preset, {"positions": "relative", "attention": args.attention, "seq_len": args.length})
-    trainer = BertTrainer(data, Path(tempfile.mkdtemp()), replace(chosen, validate_minutes=1e9), seed=1)
+    trainer = BertTrainer(data, Path(tempfile.mkdtemp()), replace(chosen, validate_tokens=10**12), seed=1)
     ids = torch.from_numpy(word_sequences(data, args.length, args.batch))
     mask = (ids != 0).long()
     energies = []

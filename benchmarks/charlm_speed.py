@@ -2,7 +2,7 @@
 
 For each hidden size, on the same prepared text with the same hyper-parameters and the same
 wall-clock budget, it trains (each in its own process, forward direction, CPU):
-  flairsuite            flairsuite.charlm.run.train_direction, validating every --validate-seconds
+  flairsuite            flairsuite.charlm.run.train_direction, validating every --validate-chars
   flair (defaults)      LanguageModelTrainer over split files of the train text
   flair (allocator)     the same, started with the glibc malloc settings flairsuite applies itself
 and prints chars/s, GFLOP/s against the sgemm peak measured in this run, and the time each needs to
@@ -60,7 +60,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     add("--hidden", type=int, nargs="+", default=[256, 512, 1024], help="hidden sizes (default 256 512 1024)")
     add("--threads", type=int, default=0, help="torch threads of every run and of the sgemm peak (default: torch's)")
     add("--valid-chars", type=int, default=50_000, help="validation slice, the same for both (default 50000)")
-    add("--validate-seconds", type=float, default=30, help="flairsuite's validation interval (default 30)")
+    add("--validate-chars", type=int, default=200_000, help="training characters between flairsuite's validations (default 200,000)")
     add("--split-chars", type=int, default=0, help="characters per Flair split file (default: automatic, see README)")
     add("--flair-validations", type=int, default=6, help="validations the automatic split size aims at (default 6)")
     add("--sequence-length", type=int, default=250)
@@ -78,8 +78,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     add("--keep", action="store_true", help="keep the run folders (logs, models) instead of deleting them")
     add("--out", type=Path, default=HERE / "results" / "charlm_speed.json", help="results JSON")
     args = parser.parse_args(argv)
-    if args.budget <= 0 or args.valid_chars <= 0 or args.validate_seconds <= 0 or min(args.hidden) <= 0:
-        parser.error("--budget, --valid-chars, --validate-seconds and --hidden must be positive")
+    if args.budget <= 0 or args.valid_chars <= 0 or args.validate_chars <= 0 or min(args.hidden) <= 0:
+        parser.error("--budget, --valid-chars, --validate-chars and --hidden must be positive")
     return args
 
 
@@ -364,7 +364,7 @@ def base_hyper(args: argparse.Namespace) -> tuple[str, Hyper]:
             "learning_rate": args.lr,
             "clip": args.clip,
             "dropout": args.dropout,
-            "validate_minutes": args.validate_seconds / 60,
+            "validate_chars": args.validate_chars,
             "valid_chars": args.valid_chars,
         }
     )

@@ -229,7 +229,7 @@ def corpora_fetch(name: str, corpora_dir: Optional[str]) -> None:
 @click.option("--dropout", type=float, help="Dropout.")
 @click.option("--anneal-factor", type=float, help="Learning rate factor after a validation plateau.")
 @click.option("--patience", type=int, help="Validations without improvement before annealing.")
-@click.option("--validate-minutes", type=float, help="Minutes of training between validations.")
+@click.option("--validate-chars", type=int, help="Training characters between validation points (annealing, best model).")
 @click.option("--checkpoint-minutes", type=float, help="Minutes between checkpoints.")
 @click.option("--valid-chars", type=int, help="Characters of valid (and test) used for perplexity.")
 @click.option("--max-hours", type=float, default=None, help="Training time per direction [default: 1 unless --max-chars].")
@@ -365,7 +365,7 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
 @click.option("--learning-rate", type=float, default=None, help="Peak AdamW learning rate.")
 @click.option("--max-hours", type=float, default=None, help="Training time [default: 1 unless --max-tokens].")
 @click.option("--max-tokens", type=int, default=None, help="Tokens to train on (also the end of the learning-rate decay).")
-@click.option("--validate-minutes", type=float, default=None, help="Minutes of training between validations [preset: 5].")
+@click.option("--validate-tokens", type=int, default=None, help="Training tokens between validation points [preset: 250,000].")
 @click.option("--checkpoint-minutes", type=float, default=None, help="Minutes between checkpoints [preset: 5].")
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False), default=None,

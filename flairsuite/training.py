@@ -166,24 +166,41 @@ class TrainingLoop(ABC, Generic[ProgressT]):
         return self.finish()
 
 
+def renamed_setting(state: dict[str, Any], group: str, old: str, new: str, value: Any) -> dict[str, Any]:
+    """Checkpoint `state` read as if its settings `state[group]` had `new` = `value` instead of `old`.
+
+    For checkpoints written before a setting was replaced (validation every so many minutes became
+    every so many characters or tokens): such a run continues with this run's `value`. A checkpoint
+    without `old` is returned as it is.
+    """
+    settings = state.get(group)
+    if not isinstance(settings, dict) or old not in settings:
+        return state
+    kept = {key: setting for key, setting in settings.items() if key != old}
+    return {**state, group: {**kept, new: value}}
+
+
 StreamProgressT = TypeVar("StreamProgressT", bound=StreamProgress)
 
 
 class StreamTraining(TrainingLoop[StreamProgressT]):
-    """A `TrainingLoop` over a stream of training data, on the clock: the language models' loops.
+    """A `TrainingLoop` over a stream of training data: the language models' loops.
 
-    It runs until its `Budget` is spent; validation points come every `validate_minutes` of training
-    time, checkpoints after each of them and every `checkpoint_minutes`, both also when the budget
-    is spent. Training time (`progress.seconds`) is the clock since `begin` plus the seconds of the
-    run before a resume; validation and checkpoint writes count as training. A progress bar counts
-    `unit`s (the budget's). A subclass sets `model`, `progress`, `validate_minutes`,
-    `checkpoint_minutes`, `unit` and its `identity()`, and fills in `step()`, `validate()` (ending
-    with `validated()`) and `state()`/`load_state()` (starting with `check_identity(state)`).
+    It runs until its `Budget` is spent. Validation points come every `validate_every` units of
+    training data (characters, tokens: the budget's `unit`), at the multiples of it, and when the
+    budget is spent; so where the run validates, anneals and keeps its best model depends on the data
+    seen only, not on the machine's speed or on a resume. Checkpoints follow each validation point,
+    the end of the budget and every `checkpoint_minutes` of training time (they do not change the
+    model). Training time (`progress.seconds`) is the clock since `begin` plus the seconds of the run
+    before a resume; validation and checkpoint writes count as training. A progress bar counts
+    `unit`s. A subclass sets `model`, `progress`, `validate_every`, `checkpoint_minutes`, `unit` and
+    its `identity()`, and fills in `step()`, `validate()` (ending with `validated()`) and
+    `state()`/`load_state()` (starting with `check_identity(state)`).
     """
 
     model: Any
     unit: str
-    validate_minutes: float
+    validate_every: int
     checkpoint_minutes: float
     budget: Budget = Budget()
     desc: str = "train"
@@ -194,7 +211,13 @@ class StreamTraining(TrainingLoop[StreamProgressT]):
 
     def check_identity(self, state: dict[str, Any]) -> None:
         """A one-line error when checkpoint `state` was made with other settings than this trainer's."""
-        mismatched = [key for key, value in self.identity().items() if state.get(key) != value]
+        mismatched = []
+        for key, value in self.identity().items():
+            theirs = state.get(key)
+            if isinstance(value, dict) and isinstance(theirs, dict):
+                mismatched += [f"{key}.{name}" for name in sorted(set(value) | set(theirs)) if value.get(name) != theirs.get(name)]
+            elif theirs != value:
+                mismatched.append(key)
         if mismatched:
             raise FlairsuiteError(
                 f"{self.checkpoint_path} was made with other settings ({', '.join(mismatched)} differ); "
@@ -202,7 +225,7 @@ class StreamTraining(TrainingLoop[StreamProgressT]):
             )
 
     def train(self, budget: Budget, desc: str = "train") -> StreamProgressT:
-        """Train until `budget` is spent; validation and checkpoints on the clock."""
+        """Train until `budget` is spent; validation points by units seen, checkpoints also on the clock."""
         self.budget, self.desc = budget, desc
         return self.run()
 
@@ -213,21 +236,28 @@ class StreamTraining(TrainingLoop[StreamProgressT]):
 
     def begin(self) -> None:
         self.model.train()
-        self._last_validation = self._last_checkpoint = self.progress.seconds
+        self._last_checkpoint = self.progress.seconds
+        self._next_validation = self.next_validation()
         self.bar = tqdm(total=self.budget.max_units, initial=self.progress.units, unit=self.unit, unit_scale=True, desc=self.desc)
         self._started = time.perf_counter() - self.progress.seconds
 
     def done(self) -> bool:
         return self.budget.spent(self.progress)
 
+    def next_validation(self) -> int:
+        """The units seen at the next validation point: the next multiple of `validate_every`."""
+        if self.validate_every <= 0:
+            raise FlairsuiteError(f"validate every {self.validate_every} {self.unit}s: must be positive")
+        return (self.progress.units // self.validate_every + 1) * self.validate_every
+
     def validation_due(self) -> bool:
-        """Every `validate_minutes` of training time, and when the budget is spent."""
-        due = self.progress.seconds - self._last_validation >= self.validate_minutes * 60
-        return due or self.budget.spent(self.progress)
+        """At each multiple of `validate_every` units seen, and when the budget is spent."""
+        return self.progress.units >= self._next_validation or self.budget.spent(self.progress)
 
     def validated(self) -> None:
-        """The end of a validation point: the next one is due `validate_minutes` from now."""
-        self._last_validation = self.clock()
+        """The end of a validation point: the clock, and the next point at the next multiple of `validate_every`."""
+        self.clock()
+        self._next_validation = self.next_validation()
 
     def checkpoint_due(self, validated: bool) -> bool:
         """After each validation point, when the budget is spent, and every `checkpoint_minutes` of training time."""

@@ -20,6 +20,7 @@ from flairsuite import checkpoint
 from flairsuite.charlm.run import train_direction
 from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate
 from flairsuite.cli import cli
+from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PrepareConfig, prepare
 from flairsuite.training import Budget
 
@@ -30,7 +31,7 @@ SECRET = "Der Brief aus Weimar kam gestern erst an ."  # a Sturm dev sentence hi
 
 TINY = Hyper(
     hidden_size=16, nlayers=1, embedding_size=8, sequence_length=20, sequence_length_start=20, ramp_chars=0, batch_size=4, learning_rate=2.0, clip=0.25,
-    dropout=0.0, anneal_factor=0.5, patience=2, validate_minutes=1000, checkpoint_minutes=1000, valid_chars=2000,
+    dropout=0.0, anneal_factor=0.5, patience=2, validate_chars=10**9, checkpoint_minutes=1000, valid_chars=2000,
 )
 
 
@@ -105,8 +106,7 @@ def test_tiny_lm_learns_and_loads_in_plain_flair(prepared, tmp_path) -> None:
     summaries = {}
     for forward in (True, False):
         out = tmp_path / ("fw" if forward else "bw")
-        # validation after (nearly) every step, without annealing, so that timing cannot change the result
-        hyper = Hyper(**{**TINY.__dict__, "validate_minutes": 0.001, "anneal_factor": 1.0, "learning_rate": 5.0})
+        hyper = Hyper(**{**TINY.__dict__, "validate_chars": 2000, "anneal_factor": 1.0, "learning_rate": 5.0})
         summaries[forward] = train_direction(prepared, out, hyper, forward, Budget(max_units=30000), False, False, 1)
     for forward, summary in summaries.items():
         untrained = CharLMTrainer(prepared, tmp_path / "untrained", TINY, forward, seed=1)
@@ -125,6 +125,28 @@ def test_tiny_lm_learns_and_loads_in_plain_flair(prepared, tmp_path) -> None:
     assert done.stdout.split("\n")[0] == "32 [32, 32, 32, 32, 32, 32]"
 
 
+def test_validation_points_fall_by_characters_also_after_resuming_an_old_checkpoint(prepared, tmp_path) -> None:
+    hyper = Hyper(**{**TINY.__dict__, "validate_chars": 1000})
+    trainer = CharLMTrainer(prepared, tmp_path / "lm", hyper, True, seed=1)
+    progress = trainer.train(Budget(max_units=3000))
+    points = [point["chars"] for point in progress.history]
+    # 80 characters a step (4 streams x 20): the first step at or past each multiple of 1,000, and the end of the budget
+    assert [chars // 1000 for chars in points] == [1, 2, 3] and all(chars % 1000 < 80 for chars in points)
+    # a checkpoint of the earlier format (validation every so many minutes) resumes, validating by characters
+    state = checkpoint.load(trainer.checkpoint_path)
+    settings = {key: value for key, value in state["hyper"].items() if key != "validate_chars"}
+    checkpoint.save(trainer.checkpoint_path, {**state, "hyper": {**settings, "validate_minutes": 10.0}})
+    again = CharLMTrainer(prepared, tmp_path / "lm", hyper, True, seed=1)
+    again.restore()
+    assert again.progress.chars == progress.chars
+    more = [point["chars"] // 1000 for point in again.train(Budget(max_units=5000)).history]
+    assert more == [1, 2, 3, 4, 5]
+    # any other difference of the settings is still refused
+    other = CharLMTrainer(prepared, tmp_path / "lm", Hyper(**{**hyper.__dict__, "clip": 1.0}), True, seed=1)
+    with pytest.raises(FlairsuiteError, match=r"\(hyper.clip differ\)"):
+        other.restore()
+
+
 def run_cli(*args: str) -> subprocess.Popen:
     code = "import sys; from flairsuite.cli import main; sys.argv = ['flairsuite', *sys.argv[1:]]; main()"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -135,7 +157,7 @@ def train_args(text: Path, root: Path, out: Path, max_chars: int) -> list[str]:
     return [
         "train-charlm", "--lang", "de", "--direction", "forward", "--corpus", str(text), "--corpora-dir", str(root),
         "--out", str(out), "--hidden-size", "16", "--embedding-size", "8", "--sequence-length", "20", "--ramp-chars", "0",
-        "--batch-size", "4", "--learning-rate", "2", "--dropout", "0", "--validate-minutes", "1000",
+        "--batch-size", "4", "--learning-rate", "2", "--dropout", "0", "--validate-chars", "1000000000",
         "--checkpoint-minutes", "0", "--valid-chars", "2000", "--heldout-fraction", "0.1", "--threads", "1",
         "--max-chars", str(max_chars),
     ]

@@ -33,7 +33,7 @@ class BertSettings:
     dropout: float
     relative_clip: int
     window: int
-    validate_minutes: float
+    validate_tokens: int
     checkpoint_minutes: float
     valid_samples: int
 
@@ -50,7 +50,7 @@ class BertSettings:
                 raise FlairsuiteError(f"--{name} must be one of {', '.join(allowed)} (got '{getattr(self, name)}')")
         if self.attention == "wwa" and self.positions == "absolute":
             raise FlairsuiteError("--attention wwa needs --positions relative (Whole-Word Attention encodes positions relatively, paper §5.2)")
-        positive = ("layers", "hidden_size", "heads", "batch_size", "learning_rate", "valid_samples", "window", "relative_clip")
+        positive = ("layers", "hidden_size", "heads", "batch_size", "learning_rate", "valid_samples", "window", "relative_clip", "validate_tokens")
         for name in positive:
             if getattr(self, name) <= 0:
                 raise FlairsuiteError(f"--{name.replace('_', '-')} must be positive (got {getattr(self, name)})")

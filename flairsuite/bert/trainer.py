@@ -10,7 +10,7 @@ Learning rate: linear warm-up over `warmup_tokens` (at most a tenth of the horiz
 horizon (`--max-tokens` when given, else the preset's `decay_tokens`), constant after it. It is a
 function of tokens seen, not of time, so the same run gives the same weights on any machine.
 Validation (MLM loss and accuracy on the first `valid_samples` valid samples, fixed masks) comes
-every `validate_minutes`; the best model so far is the one in the folder.
+every `validate_tokens` tokens seen; the best model so far is the one in the folder.
 """
 
 from dataclasses import asdict, dataclass
@@ -26,7 +26,7 @@ from flairsuite.bert.data import PackedSamples, TokenizedCorpus
 from flairsuite.bert.masking import IGNORE, MaskingRule, training_batch
 from flairsuite.bert.settings import BertSettings
 from flairsuite.bert.vocabulary import continuation_ids, hf_tokenizer
-from flairsuite.training import Budget, StreamProgress, StreamTraining
+from flairsuite.training import Budget, StreamProgress, StreamTraining, renamed_setting
 
 
 @dataclass
@@ -75,7 +75,7 @@ class BertTrainer(StreamTraining[BertProgress]):
         self.model = build_model(settings, vocab_size, continuation_ids(tokenizer)).to(self.device)
         self.optimizer = torch.optim.AdamW(parameter_groups(self.model, settings.weight_decay), lr=settings.learning_rate, eps=1e-6)
         self.progress = BertProgress()
-        self.unit, self.validate_minutes, self.checkpoint_minutes = "tok", settings.validate_minutes, settings.checkpoint_minutes
+        self.unit, self.validate_every, self.checkpoint_minutes = "tok", settings.validate_tokens, settings.checkpoint_minutes
         self._order: tuple[int, np.ndarray] = (-1, np.empty(0, dtype=np.int64))
 
     # -- checkpoint -------------------------------------------------------------------------------
@@ -93,7 +93,7 @@ class BertTrainer(StreamTraining[BertProgress]):
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
-        self.check_identity(state)
+        self.check_identity(renamed_setting(state, "settings", "validate_minutes", "validate_tokens", self.settings.validate_tokens))
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.progress = BertProgress(**state["progress"])

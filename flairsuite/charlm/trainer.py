@@ -28,7 +28,7 @@ from flairsuite.atomic import atomic_file
 from flairsuite.charlm.batches import StreamBatches
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
-from flairsuite.training import StreamProgress, StreamTraining
+from flairsuite.training import StreamProgress, StreamTraining, renamed_setting
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Hyper:
     dropout: float
     anneal_factor: float
     patience: int
-    validate_minutes: float
+    validate_chars: int
     checkpoint_minutes: float
     valid_chars: int
 
@@ -126,7 +126,7 @@ class CharLMTrainer(StreamTraining[LMProgress]):
         )
         self.progress = LMProgress()
         self.hidden = self.model.init_hidden(hyper.batch_size)
-        self.unit, self.validate_minutes, self.checkpoint_minutes = "char", hyper.validate_minutes, hyper.checkpoint_minutes
+        self.unit, self.validate_every, self.checkpoint_minutes = "char", hyper.validate_chars, hyper.checkpoint_minutes
 
     def identity(self) -> dict[str, Any]:
         """What a checkpoint must match to be resumed by this trainer."""
@@ -145,7 +145,7 @@ class CharLMTrainer(StreamTraining[LMProgress]):
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Continue from checkpoint `state` (`restore()` reads it from `out`; the same settings are required)."""
-        self.check_identity(state)
+        self.check_identity(renamed_setting(state, "hyper", "validate_minutes", "validate_chars", self.hyper.validate_chars))
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         if self.scheduler:
