@@ -363,6 +363,7 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
 @click.option("--vocab-size", type=int, default=None, help="WordPiece vocabulary size.")
 @click.option("--batch-size", type=int, default=None, help="Sequences per batch.")
 @click.option("--learning-rate", type=float, default=None, help="Peak AdamW learning rate.")
+@click.option("--dropout", type=float, default=None, help="Dropout of hidden states and attention [preset: 0.1].")
 @click.option("--max-hours", type=float, default=None, help="Training time [default: 1 unless --max-tokens].")
 @click.option("--max-tokens", type=int, default=None, help="Tokens to train on (also the end of the learning-rate decay).")
 @click.option("--validate-tokens", type=int, default=None, help="Training tokens between validation points [preset: 250,000].")

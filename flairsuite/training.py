@@ -23,8 +23,10 @@ The character LM (`flairsuite.charlm.trainer.CharLMTrainer`) and the taggers
         if checkpoint_due(validated): checkpoint()
     return finish()
 
-Distributed training belongs here too: the ranks, the all-reduce after `step()`, and the rule that
-only rank 0 writes checkpoints go into this class, not into each trainer.
+Data-parallel training (`torchrun`, `flairsuite.distributed`) lives in `StreamTraining`: the
+decisions every rank must share, the rule that only rank 0 writes checkpoints (with every rank's
+random generators and per-rank state gathered into them), and resuming on as many or on a
+different number of ranks. A trainer shards its data and reduces its gradients itself.
 """
 
 import math
@@ -34,9 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Optional, TypeVar
 
+import numpy as np
+import torch
 from tqdm import tqdm
 
 from flairsuite import checkpoint as checkpoints
+from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 
 ProgressT = TypeVar("ProgressT")
@@ -196,14 +201,24 @@ class StreamTraining(TrainingLoop[StreamProgressT]):
     `unit`s. A subclass sets `model`, `progress`, `validate_every`, `checkpoint_minutes`, `unit` and
     its `identity()`, and fills in `step()`, `validate()` (ending with `validated()`) and
     `state()`/`load_state()` (starting with `check_identity(state)`).
+
+    Data-parallel (`ranks`, from `flairsuite.distributed`; one rank by default): every rank runs
+    this loop on its share of each batch, and `progress` counts the units of all ranks, so budget and
+    validation points fall where a single process with the same global batch puts them. Decisions
+    taken by the clock (a time budget, checkpoint intervals) are rank 0's, broadcast. Only rank 0
+    shows progress and writes checkpoints; a checkpoint holds `rank_state()` of every rank (random
+    generators, a trainer's per-rank state), and `load_rank_states()` gives each rank its own back on
+    resume, or, resumed on another number of ranks, what is well defined (the trainer's override).
     """
 
     model: Any
     unit: str
     validate_every: int
     checkpoint_minutes: float
+    seed: int
     budget: Budget = Budget()
     desc: str = "train"
+    ranks: Ranks = Ranks()
 
     @abstractmethod
     def identity(self) -> dict[str, Any]:
@@ -238,11 +253,22 @@ class StreamTraining(TrainingLoop[StreamProgressT]):
         self.model.train()
         self._last_checkpoint = self.progress.seconds
         self._next_validation = self.next_validation()
-        self.bar = tqdm(total=self.budget.max_units, initial=self.progress.units, unit=self.unit, unit_scale=True, desc=self.desc)
+        self._spent = (-1, False)
+        self.bar = tqdm(
+            total=self.budget.max_units, initial=self.progress.units, unit=self.unit, unit_scale=True, desc=self.desc, disable=not self.ranks.main
+        )
         self._started = time.perf_counter() - self.progress.seconds
 
+    def spent(self) -> bool:
+        """Whether the budget is spent, once per step; a time budget is judged by rank 0's clock for all ranks."""
+        units = self.progress.units
+        if self._spent[0] != units:
+            spent = self.budget.spent(self.progress)
+            self._spent = (units, self.ranks.agree(spent) if self.budget.max_hours is not None else spent)
+        return self._spent[1]
+
     def done(self) -> bool:
-        return self.budget.spent(self.progress)
+        return self.spent()
 
     def next_validation(self) -> int:
         """The units seen at the next validation point: the next multiple of `validate_every`."""
@@ -252,7 +278,7 @@ class StreamTraining(TrainingLoop[StreamProgressT]):
 
     def validation_due(self) -> bool:
         """At each multiple of `validate_every` units seen, and when the budget is spent."""
-        return self.progress.units >= self._next_validation or self.budget.spent(self.progress)
+        return self.progress.units >= self._next_validation or self.spent()
 
     def validated(self) -> None:
         """The end of a validation point: the clock, and the next point at the next multiple of `validate_every`."""
@@ -261,12 +287,49 @@ class StreamTraining(TrainingLoop[StreamProgressT]):
 
     def checkpoint_due(self, validated: bool) -> bool:
         """After each validation point, when the budget is spent, and every `checkpoint_minutes` of training time."""
-        interval = self.progress.seconds - self._last_checkpoint >= self.checkpoint_minutes * 60
-        return validated or self.budget.spent(self.progress) or interval
+        if validated or self.spent():
+            return True
+        return self.ranks.agree(self.progress.seconds - self._last_checkpoint >= self.checkpoint_minutes * 60)
 
     def checkpoint(self) -> None:
         self.save_checkpoint()
         self._last_checkpoint = self.clock()
+
+    # -- ranks ------------------------------------------------------------------------------------
+
+    def rank_state(self) -> dict[str, Any]:
+        """What a checkpoint keeps of each rank: its random generators (a trainer adds its per-rank state)."""
+        return {"rng": checkpoints.rng_state()}
+
+    def save_checkpoint(self) -> None:
+        """Rank 0 writes the checkpoint atomically, with the `rank_state()` of every rank (the others wait)."""
+        entries = self.ranks.gather(self.rank_state())
+        if self.ranks.main:
+            checkpoints.save(self.checkpoint_path, {**self.state(), "rng": entries[0]["rng"], "ranks": entries})
+        self.ranks.barrier()
+
+    def restore(self, state: Optional[dict[str, Any]] = None) -> None:
+        """Every rank reads the checkpoint (default: from `checkpoint_path`) and takes its part back."""
+        if state is None:
+            state = checkpoints.load(self.checkpoint_path)
+        self.load_state(state)
+        self.load_rank_states(state.get("ranks") or [{"rng": state["rng"]}])
+
+    def load_rank_states(self, entries: list[dict[str, Any]]) -> None:
+        """Each rank's random generators from a checkpoint of as many ranks; from one of another number
+        of ranks they are seeded afresh per rank (the run continues, but not bit for bit)."""
+        if len(entries) == self.ranks.world:
+            checkpoints.set_rng_state(entries[self.ranks.rank]["rng"])
+        else:
+            self.seed_rank(self.progress.units)
+
+    def seed_rank(self, salt: int = 0) -> None:
+        """Seed this rank's random generators (dropout) apart from the other ranks'; rank 0 of a fresh run is left as it is."""
+        if self.ranks.rank == 0 and salt == 0:
+            return
+        entropy = [self.seed, self.ranks.rank, salt]
+        torch.manual_seed(int(np.random.SeedSequence(entropy).generate_state(1)[0]))
+        np.random.seed(np.random.SeedSequence(entropy).generate_state(1)[0])
 
     def finish(self) -> StreamProgressT:
         self.bar.close()

@@ -9,12 +9,14 @@ from typing import Any
 import torch
 
 from flairsuite.atomic import atomic_file, write_json
-from flairsuite.bert.data import tokenize_corpus
+from flairsuite.bert.data import TokenizedCorpus, tokenize_corpus
 from flairsuite.bert.settings import settings_from
 from flairsuite.bert.trainer import BertTrainer
+from flairsuite.distributed import first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.errors import FlairsuiteError
 from flairsuite.paths import bert_data_dir, bert_dir
 from flairsuite.rawtext.language import describe, prepare_language
+from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.training import Budget
 
 
@@ -31,7 +33,10 @@ def start_or_resume(trainer: BertTrainer, resume: bool, force: bool) -> None:
     """Continue a checkpoint only when asked; never overwrite a checkpoint or a trained model silently."""
     if trainer.checkpoint_path.exists():
         if force:
-            trainer.checkpoint_path.unlink()
+            trainer.ranks.barrier()  # every rank has seen the checkpoint before rank 0 removes it
+            if trainer.ranks.main:
+                trainer.checkpoint_path.unlink()
+            trainer.ranks.barrier()
         elif resume:
             trainer.restore()
             return
@@ -65,6 +70,12 @@ def plot_curve(history: list[dict[str, float]], title: str, path: Path) -> None:
     plt.close(figure)
 
 
+def prepared_and_tokenized(options: dict[str, Any], vocab_size: int) -> tuple[PreparedCorpus, TokenizedCorpus]:
+    """The raw text of `--lang`/`--corpus`, prepared, and its tokenization (both cached on disk)."""
+    prepared = prepare_language(options["lang"], options["corpus"], options["corpora_dir"], seed=options["seed"])
+    return prepared, tokenize_corpus(prepared, vocab_size, bert_data_dir())
+
+
 def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
     """Run `train-bert`; yields the report lines."""
     settings = settings_from(options["preset"], options)
@@ -73,16 +84,23 @@ def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
         torch.set_num_threads(options["threads"])
     name = options["name"] or f"{options['lang']}-{options['preset']}"
     out = (Path(options["out_dir"]) if options["out_dir"] else bert_dir()) / name
-    prepared = prepare_language(options["lang"], options["corpus"], options["corpora_dir"], seed=options["seed"])
-    yield from describe(prepared)
-    data = tokenize_corpus(prepared, settings.vocab_size, bert_data_dir())
-    splits = data.meta["splits"]
-    yield f"tokenized: {data.path} (vocabulary {data.meta['vocab_size']:,}; train {splits['train']['tokens']:,} tokens)"
-    trainer = BertTrainer(data, out, settings, options["seed"])
+    ranks = ranks_from_environment()  # one rank unless started by torchrun
+    if settings.batch_size < ranks.world:
+        raise FlairsuiteError(f"--batch-size {settings.batch_size} is smaller than the {ranks.world} ranks: each rank needs samples")
+    prepared, data = first_on_rank_zero(ranks, lambda: prepared_and_tokenized(options, settings.vocab_size))
+    trainer = BertTrainer(data, out, settings, options["seed"], ranks)
     start_or_resume(trainer, options["resume"], options["force"])
     if len(trainer.train_samples) < settings.batch_size:
         raise FlairsuiteError(f"the corpus gives {len(trainer.train_samples)} training samples, fewer than one batch; use more text or a smaller --batch-size")
     progress = trainer.train(budget, desc=name)
+    leave(ranks)
+    if not ranks.main:
+        return
+    yield from describe(prepared)
+    splits = data.meta["splits"]
+    yield f"tokenized: {data.path} (vocabulary {data.meta['vocab_size']:,}; train {splits['train']['tokens']:,} tokens)"
+    if ranks.parallel:
+        yield f"data-parallel: {ranks.world} ranks sharing each batch of {settings.batch_size} samples"
     best = type(trainer.model).from_pretrained(out).to(trainer.device)
     trainer.model = best
     test_loss, test_accuracy = trainer.evaluate(data.samples("test", trainer.rule.content))
@@ -101,6 +119,7 @@ def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
         "parameters": sum(p.numel() for p in best.parameters()),
         "device": str(trainer.device),
         "threads": torch.get_num_threads(),
+        "ranks": ranks.world,
         "settings": asdict(settings),
         "data": data.meta,
         "corpus": prepared.meta,

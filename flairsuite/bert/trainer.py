@@ -15,17 +15,19 @@ every `validate_tokens` tokens seen; the best model so far is the one in the fol
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
 
 from flairsuite.bert.build import build_model, save_model
 from flairsuite.bert.data import PackedSamples, TokenizedCorpus
 from flairsuite.bert.masking import IGNORE, MaskingRule, training_batch
 from flairsuite.bert.settings import BertSettings
 from flairsuite.bert.vocabulary import continuation_ids, hf_tokenizer
+from flairsuite.distributed import Ranks
 from flairsuite.training import Budget, StreamProgress, StreamTraining, renamed_setting
 
 
@@ -58,21 +60,46 @@ def parameter_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[s
     return [{"params": decay, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0}]
 
 
-class BertTrainer(StreamTraining[BertProgress]):
-    """Pre-trains one small BERT from a tokenized corpus into the model folder `out`."""
+class PretrainingPass(torch.nn.Module):
+    """The forward pass of pre-training as one module (what DistributedDataParallel wraps).
 
-    def __init__(self, data: TokenizedCorpus, out: Path, settings: BertSettings, seed: int = 1) -> None:
-        self.data, self.out, self.settings, self.seed = data, out, settings, seed
+    Returns the MLM logits at the chosen positions only, and the sentence-pair logits (NSP/SOP) or None.
+    """
+
+    def __init__(self, model: torch.nn.Module, pairs: bool) -> None:
+        super().__init__()
+        self.model, self.pairs = model, pairs
+
+    def forward(self, batch: dict[str, torch.Tensor], chosen: torch.Tensor) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+        output = self.model.bert(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], token_type_ids=batch["token_type_ids"])
+        logits = self.model.cls.predictions(output[0][chosen])
+        return logits, self.model.cls.seq_relationship(output[1]) if self.pairs else None
+
+
+class BertTrainer(StreamTraining[BertProgress]):
+    """Pre-trains one small BERT from a tokenized corpus into the model folder `out`.
+
+    Data-parallel (`ranks`): each global batch of `batch_size` samples is split into consecutive
+    blocks, one per rank, with the masks a single process would draw; each rank's loss is weighted by
+    its share of the batch's masked positions (and pairs), so the averaged gradient is the single
+    process's (see `next_batch` for an epoch's last batch with fewer samples than ranks).
+    """
+
+    def __init__(self, data: TokenizedCorpus, out: Path, settings: BertSettings, seed: int = 1, ranks: Ranks = Ranks()) -> None:
+        self.data, self.out, self.settings, self.seed, self.ranks = data, out, settings, seed, ranks
         self.checkpoint_path = out / "checkpoint.pt"
         vocab_size = data.meta["vocab_size"]
         self.rule = MaskingRule(settings.objective, settings.wwm, vocab_size, settings.seq_len, seed)
         self.train_samples = data.samples("train", self.rule.content)
         self.valid_samples = data.samples("valid", self.rule.content)
-        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = ranks.device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
         torch.manual_seed(seed)
         tokenizer = data.tokenizer()
         self.tokenizer = hf_tokenizer(tokenizer, settings.seq_len)
         self.model = build_model(settings, vocab_size, continuation_ids(tokenizer)).to(self.device)
+        self.forward_pass = PretrainingPass(self.model, self.rule.pairs)
+        self.parallel_pass = DistributedDataParallel(self.forward_pass, broadcast_buffers=False) if ranks.parallel else self.forward_pass
+        self.seed_rank()
         self.optimizer = torch.optim.AdamW(parameter_groups(self.model, settings.weight_decay), lr=settings.learning_rate, eps=1e-6)
         self.progress = BertProgress()
         self.unit, self.validate_every, self.checkpoint_minutes = "tok", settings.validate_tokens, settings.checkpoint_minutes
@@ -106,30 +133,37 @@ class BertTrainer(StreamTraining[BertProgress]):
             self._order = (epoch, np.random.default_rng([self.seed, epoch]).permutation(len(self.train_samples)))
         return self._order[1]
 
-    def next_batch(self) -> dict[str, torch.Tensor]:
-        """The next training batch (an epoch's last batch may be smaller); advances epoch and offset."""
+    def next_batch(self) -> tuple[dict[str, torch.Tensor], bool]:
+        """This rank's part of the next training batch, and whether it is empty; advances epoch and offset.
+
+        An epoch's last batch may be smaller; when it has fewer samples than there are ranks, a rank
+        left without one gets the batch's first sample to run (all ranks must take part in the
+        gradient all-reduce), which `step()` weights with 0.
+        """
         progress = self.progress
         if progress.offset >= len(self.train_samples):
             progress.epoch, progress.offset = progress.epoch + 1, 0
         indices = self.epoch_order(progress.epoch)[progress.offset : progress.offset + self.settings.batch_size]
         progress.offset += len(indices)
-        return training_batch(self.train_samples, indices.tolist(), progress.epoch, self.rule)
+        start, stop = self.ranks.share(len(indices))
+        empty = start == stop
+        chosen = indices[:1] if empty else indices[start:stop]
+        return training_batch(self.train_samples, chosen.tolist(), progress.epoch, self.rule), empty
 
-    def losses(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int, int]:
-        """(loss, correct predictions, masked positions) of a batch; the MLM head sees masked positions only."""
+    def losses(self, batch: dict[str, torch.Tensor], training: bool = False) -> tuple[torch.Tensor, Optional[torch.Tensor], int, int]:
+        """(MLM loss, sentence-pair loss or None, correct MLM predictions, masked positions) of a batch.
+
+        `training`: through the data-parallel wrapper (gradients averaged over ranks); else the plain pass.
+        """
         batch = {name: tensor.to(self.device, non_blocking=True) for name, tensor in batch.items()}
+        chosen = batch["labels"] != IGNORE
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda"):
-            output = self.model.bert(
-                input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], token_type_ids=batch["token_type_ids"]
-            )
-            chosen = batch["labels"] != IGNORE
-            logits = self.model.cls.predictions(output[0][chosen]).float()
+            logits, pair_logits = (self.parallel_pass if training else self.forward_pass)(batch, chosen)
             targets = batch["labels"][chosen]
-            loss = F.cross_entropy(logits, targets)
-            if self.rule.pairs:
-                loss = loss + F.cross_entropy(self.model.cls.seq_relationship(output[1]).float(), batch["pair_labels"])
+            loss = F.cross_entropy(logits.float(), targets)
+            pair_loss = F.cross_entropy(pair_logits.float(), batch["pair_labels"]) if pair_logits is not None else None
         correct = int((logits.argmax(-1) == targets).sum())
-        return loss, correct, int(targets.numel())
+        return loss, pair_loss, correct, int(targets.numel())
 
     def evaluate(self, samples: PackedSamples) -> tuple[float, float]:
         """(MLM loss per masked token, MLM accuracy) on the first `valid_samples` samples, with fixed masks."""
@@ -141,7 +175,8 @@ class BertTrainer(StreamTraining[BertProgress]):
             for start in range(0, size, self.settings.batch_size):
                 indices = list(range(start, min(start + self.settings.batch_size, size)))
                 batch = training_batch(samples, indices, 0, self.rule)
-                loss, right, masked = self.losses(batch)
+                loss, pair_loss, right, masked = self.losses(batch)
+                loss = loss + pair_loss if pair_loss is not None else loss
                 total, correct, count = total + loss.item() * masked, correct + right, count + masked
         self.model.train(was_training)
         return total / max(count, 1), correct / max(count, 1)
@@ -156,33 +191,44 @@ class BertTrainer(StreamTraining[BertProgress]):
         self._window = {"loss": 0.0, "correct": 0, "masked": 0}
 
     def step(self) -> None:
-        batch = self.next_batch()
+        batch, empty = self.next_batch()
         horizon = self.budget.max_units or self.settings.decay_tokens
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate(self.settings, self.progress.tokens, horizon)
-        loss, correct, masked = self.losses(batch)
+        counts = (int((batch["labels"] != IGNORE).sum()), int(batch["attention_mask"].sum()), len(batch["input_ids"]))
+        masked, tokens, pairs = (0, 0, 0) if empty else counts
+        all_masked, all_tokens, all_pairs = self.ranks.all_sum(masked, tokens, pairs)
+        mlm_loss, pair_loss, correct, _ = self.losses(batch, training=True)
+        correct = 0 if empty else correct
+        # weighted by this rank's share, so that the mean over ranks is the loss of the whole batch (factors 1 for one rank)
+        loss = mlm_loss * (masked * self.ranks.world / all_masked)
+        if pair_loss is not None:
+            loss = loss + pair_loss * (pairs * self.ranks.world / all_pairs)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings.clip)
         self.optimizer.step()
-        tokens = int(batch["attention_mask"].sum())
         self.progress.steps += 1
-        self.progress.tokens += tokens
+        self.progress.tokens += int(all_tokens)
         window = self._window
-        window["loss"] += loss.item() * masked
+        window["loss"] += (mlm_loss.item() + (pair_loss.item() if pair_loss is not None else 0.0)) * masked
         window["correct"] += correct
         window["masked"] += masked
         self.clock()
-        self.bar.update(tokens)
+        self.bar.update(int(all_tokens))
         if self.progress.steps % 5 == 0:
             self.bar.set_postfix(loss=f"{window['loss'] / max(window['masked'], 1):.3f}", acc=f"{window['correct'] / max(window['masked'], 1):.3f}")
 
     def validate(self) -> None:
-        valid_loss, valid_accuracy = self.evaluate(self.valid_samples)
-        window = self._window
+        """Rank 0 validates and keeps the best model; every rank records the same point."""
+        valid_loss, valid_accuracy = self.evaluate(self.valid_samples) if self.ranks.main else (0.0, 0.0)
+        valid_loss, valid_accuracy = self.ranks.broadcast_value(valid_loss), self.ranks.broadcast_value(valid_accuracy)
+        loss, correct, masked = self.ranks.all_sum(self._window["loss"], self._window["correct"], self._window["masked"])
+        window = {"loss": loss, "correct": correct, "masked": masked}
         if valid_loss < self.progress.best_valid_loss:
             self.progress.best_valid_loss = valid_loss
-            save_model(self.model, self.tokenizer, self.out)
+            if self.ranks.main:
+                save_model(self.model, self.tokenizer, self.out)
         self.progress.history.append(
             {
                 "tokens": self.progress.tokens,

@@ -7,6 +7,8 @@ ends when the offset reaches the end of the streams. The backward model reads th
 (a strided view, no copy).
 """
 
+import copy
+
 import numpy as np
 import torch
 
@@ -29,6 +31,14 @@ class StreamBatches:
         self.targets = data[1 : span + 1].reshape(batch_size, stream_length)
         self.batch_size = batch_size
         self.stream_length = stream_length
+
+    def block(self, start: int, stop: int) -> "StreamBatches":
+        """Streams [start, stop) alone, with the same windows (one rank's share of a data-parallel run)."""
+        if (start, stop) == (0, self.batch_size):
+            return self
+        part = copy.copy(self)
+        part.inputs, part.targets, part.batch_size = self.inputs[start:stop], self.targets[start:stop], stop - start
+        return part
 
     def window(self, offset: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Characters [offset, offset + length) of every stream (cut at the end of the streams)."""

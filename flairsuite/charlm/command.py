@@ -5,11 +5,13 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import flair
 import torch
 
 from flairsuite.charlm.recipes import recipe
 from flairsuite.charlm.run import budget_from, train_direction
 from flairsuite.charlm.trainer import Hyper
+from flairsuite.distributed import first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.paths import charlm_dir
 from flairsuite.rawtext.language import describe, prepare_language
 
@@ -31,23 +33,29 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
     if options["threads"]:
         torch.set_num_threads(options["threads"])
     models_dir = Path(options["out_dir"]) if options["out_dir"] else charlm_dir()
-    corpus = prepare_language(
-        options["lang"],
-        options["corpus"],
-        options["corpora_dir"],
-        None,
-        options["heldout_fraction"],
-        options["unk_fraction"],
-        options["seed"],
+    ranks = ranks_from_environment()  # one rank unless started by torchrun
+    if ranks.device is not None and ranks.device.type == "cuda":
+        flair.device = ranks.device
+    corpus = first_on_rank_zero(
+        ranks,
+        lambda: prepare_language(
+            options["lang"], options["corpus"], options["corpora_dir"], None, options["heldout_fraction"], options["unk_fraction"], options["seed"]
+        ),
     )
-    yield from describe(corpus)
+    lines = list(describe(corpus))
     rows = []
     for forward in DIRECTIONS[options["direction"]]:
         name = f"{options['name'] or options['lang']}-{'forward' if forward else 'backward'}"
         summary = train_direction(
-            corpus, models_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"]
+            corpus, models_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"], ranks
         )
         rows.append((name, summary))
+    leave(ranks)
+    if not ranks.main:
+        return
+    yield from lines
+    if ranks.parallel:
+        yield f"data-parallel: {ranks.world} ranks, {hyper.batch_size // ranks.world} of the {hyper.batch_size} streams each"
     yield f"{'model':<20}{'chars seen':>14}{'hours':>8}{'chars/s':>10}{'valid ppl':>11}{'test ppl':>10}"
     for name, s in rows:
         yield f"{name:<20}{s['chars_seen']:>14,}{s['hours']:>8.2f}{s['chars_per_second']:>10,}{s['valid_ppl']:>11.3f}{s['test_ppl']:>10.3f}"

@@ -3,6 +3,7 @@
 import json
 import logging
 import math
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
@@ -13,6 +14,7 @@ from flair.models import LanguageModel
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.charlm.allocator import keep_freed_memory
 from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate, evaluation_batches
+from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.training import Budget
@@ -24,7 +26,7 @@ def writable_folder(folder: Path) -> Path:
     """`folder`, created if needed; a one-line error if it cannot be written."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / ".write-test"
+        probe = folder / f".write-test-{os.getpid()}"
         probe.touch()
         probe.unlink()
     except OSError as err:
@@ -48,8 +50,11 @@ def start_or_resume(trainer: CharLMTrainer, resume: bool, force: bool) -> None:
     """Resume from an existing checkpoint only when asked; never overwrite one silently."""
     if trainer.checkpoint_path.exists():
         if force:
-            trainer.checkpoint_path.unlink()
-            trainer.model_path.unlink(missing_ok=True)
+            trainer.ranks.barrier()  # every rank has seen the checkpoint before rank 0 removes it
+            if trainer.ranks.main:
+                trainer.checkpoint_path.unlink()
+                trainer.model_path.unlink(missing_ok=True)
+            trainer.ranks.barrier()
         elif resume:
             trainer.restore()
             log.info("resuming %s at %s characters", trainer.out, f"{trainer.progress.chars:,}")
@@ -91,13 +96,16 @@ def plot_curve(history: list[dict[str, float]], title: str, path: Path) -> None:
 
 
 def train_direction(
-    corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, budget: Budget, resume: bool, force: bool, seed: int
-) -> dict[str, Any]:
-    """Train one direction into `out`; its summary (also written to `out/summary.json`)."""
-    trainer = CharLMTrainer(corpus, writable_folder(out), hyper, forward, seed)
+    corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, budget: Budget, resume: bool, force: bool, seed: int,
+    ranks: Ranks = Ranks(),
+) -> Optional[dict[str, Any]]:
+    """Train one direction into `out`; its summary (also written to `out/summary.json`), on rank 0 (None on the others)."""
+    trainer = CharLMTrainer(corpus, writable_folder(out), hyper, forward, seed, ranks)
     start_or_resume(trainer, resume, force)
     keep_freed_memory()
     progress = trainer.train(budget, desc=out.name)
+    if not ranks.main:
+        return None
     best = LanguageModel.load_language_model(trainer.model_path)  # on flair.device
     test_loss = evaluate(best, evaluation_batches(corpus.array("test"), hyper, forward), hyper.sequence_length)
     summary = {
@@ -112,6 +120,7 @@ def train_direction(
         "test_ppl": round(math.exp(test_loss), 4),
         "device": str(trainer.device),
         "threads": torch.get_num_threads(),
+        "ranks": ranks.world,
         "hyper": asdict(hyper),
         "corpus": corpus.meta,
         "history": progress.history,

@@ -23,9 +23,11 @@ import flair
 import torch
 import torch.nn.functional as F
 from flair.models import LanguageModel
+from torch.nn.parallel import DistributedDataParallel
 
 from flairsuite.atomic import atomic_file
 from flairsuite.charlm.batches import StreamBatches
+from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
 from flairsuite.training import StreamProgress, StreamTraining, renamed_setting
@@ -102,12 +104,15 @@ class CharLMTrainer(StreamTraining[LMProgress]):
     Set up by the caller: a fresh trainer, `restore()` from the checkpoint, or `warm_start()`; then `train()`.
     """
 
-    def __init__(self, corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, seed: int = 1) -> None:
-        self.corpus, self.out, self.hyper, self.forward, self.seed = corpus, out, hyper, forward, seed
+    def __init__(self, corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, seed: int = 1, ranks: Ranks = Ranks()) -> None:
+        self.corpus, self.out, self.hyper, self.forward, self.seed, self.ranks = corpus, out, hyper, forward, seed, ranks
         self.checkpoint_path = out / "checkpoint.pt"
         self.model_path = out / "best-lm.pt"
         self.device = flair.device
-        self.train_batches = StreamBatches(corpus.array("train"), hyper.batch_size, hyper.sequence_length, forward)
+        if hyper.batch_size % ranks.world:
+            raise FlairsuiteError(f"--batch-size {hyper.batch_size} (character streams) does not split evenly over {ranks.world} ranks")
+        streams = StreamBatches(corpus.array("train"), hyper.batch_size, hyper.sequence_length, forward)
+        self.train_batches = streams.block(*ranks.share(hyper.batch_size))  # this rank's streams (all of them for one rank)
         self.valid_batches = evaluation_batches(corpus.array("valid"), hyper, forward)
         torch.manual_seed(seed)
         self.model = LanguageModel(
@@ -124,8 +129,10 @@ class CharLMTrainer(StreamTraining[LMProgress]):
             if hyper.anneal_factor < 1
             else None
         )
+        self.forward_pass = DistributedDataParallel(self.model) if ranks.parallel else self.model  # gradients averaged over ranks
+        self.seed_rank()
         self.progress = LMProgress()
-        self.hidden = self.model.init_hidden(hyper.batch_size)
+        self.hidden = self.model.init_hidden(self.train_batches.batch_size)
         self.unit, self.validate_every, self.checkpoint_minutes = "char", hyper.validate_chars, hyper.checkpoint_minutes
 
     def identity(self) -> dict[str, Any]:
@@ -143,6 +150,23 @@ class CharLMTrainer(StreamTraining[LMProgress]):
             "progress": asdict(self.progress),
         }
 
+    def rank_state(self) -> dict[str, Any]:
+        """A rank's random generators and the hidden state of its streams."""
+        return {**super().rank_state(), "hidden": tuple(h.cpu() for h in self.hidden)}
+
+    def load_rank_states(self, entries: list[dict[str, Any]]) -> None:
+        """Random generators as `StreamTraining` restores them; the hidden state of this rank's streams.
+
+        The ranks' streams are consecutive blocks of the same `batch_size` streams, so the hidden
+        states of a checkpoint, put side by side, are those of all streams: any number of ranks that
+        divides the batch takes its block of them, and the text flows on exactly.
+        """
+        super().load_rank_states(entries)
+        if all("hidden" in entry for entry in entries):
+            streams = [torch.cat([entry["hidden"][layer] for entry in entries], dim=1) for layer in range(len(entries[0]["hidden"]))]
+            start, stop = self.ranks.share(self.hyper.batch_size)
+            self.hidden = tuple(h[:, start:stop].contiguous().to(self.device) for h in streams)
+
     def load_state(self, state: dict[str, Any]) -> None:
         """Continue from checkpoint `state` (`restore()` reads it from `out`; the same settings are required)."""
         self.check_identity(renamed_setting(state, "hyper", "validate_minutes", "validate_chars", self.hyper.validate_chars))
@@ -150,7 +174,7 @@ class CharLMTrainer(StreamTraining[LMProgress]):
         self.optimizer.load_state_dict(state["optimizer"])
         if self.scheduler:
             self.scheduler.load_state_dict(state["scheduler"])
-        self.hidden = tuple(h.to(self.device) for h in state["hidden"])
+        self.hidden = tuple(h.to(self.device) for h in state["hidden"])  # one process's; `load_rank_states` takes each rank's
         self.progress = LMProgress(**state["progress"])
 
     def data_position(self, steps: int) -> tuple[int, int, int]:
@@ -219,13 +243,16 @@ class CharLMTrainer(StreamTraining[LMProgress]):
             self.model.save(temp)
 
     def validation_point(self, train_loss: float) -> None:
-        """Validation point: anneal, keep the best model, record the learning curve."""
-        valid_loss = evaluate(self.model, self.valid_batches, self.hyper.sequence_length)
+        """Validation point: anneal, keep the best model, record the learning curve (rank 0 validates, every rank anneals alike)."""
+        valid_loss = evaluate(self.model, self.valid_batches, self.hyper.sequence_length) if self.ranks.main else 0.0
+        valid_loss = self.ranks.broadcast_value(valid_loss)
+        train_loss = self.ranks.all_sum(train_loss)[0] / self.ranks.world
         if self.scheduler:
             self.scheduler.step(valid_loss)
         if valid_loss < self.progress.best_valid_loss:
             self.progress.best_valid_loss = valid_loss
-            self.save_model()
+            if self.ranks.main:
+                self.save_model()
         self.progress.history.append(
             {
                 "chars": self.progress.chars,
@@ -242,12 +269,12 @@ class CharLMTrainer(StreamTraining[LMProgress]):
         if progress.offset >= self.train_batches.stream_length - 1:
             progress.epoch += 1
             progress.offset = 0
-            self.hidden = self.model.init_hidden(self.hyper.batch_size)
+            self.hidden = self.model.init_hidden(self.train_batches.batch_size)
         length = window_length(self.hyper, progress.chars)
         window = self.train_batches.window(progress.offset, length)
         inputs, targets = (t.to(self.device, non_blocking=True) for t in window)
         self.hidden = tuple(h.detach() for h in self.hidden)
-        output, _, self.hidden = self.model(inputs, self.hidden)
+        output, _, self.hidden = self.forward_pass(inputs, self.hidden)
         loss = F.cross_entropy(output.view(-1, output.size(-1)), targets.view(-1))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -255,7 +282,7 @@ class CharLMTrainer(StreamTraining[LMProgress]):
         self.optimizer.step()
         progress.offset += inputs.size(0)
         progress.steps_done += 1
-        progress.chars += inputs.numel()
+        progress.chars += inputs.numel() * self.ranks.world  # every rank's window has the same shape
         return loss.detach()
 
     # The phases of TrainingLoop.run() that StreamTraining leaves to a trainer.
