@@ -400,8 +400,20 @@ def train_bert(**options: Any) -> None:
 @click.option("--force", is_flag=True, help="Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid.")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, all cores].")
 @click.option("--runs", "patterns", multiple=True, metavar="PATTERN", help="Only the runs whose id matches (shell-style, e.g. 'ler-*/*/map*/*'); repeatable.")
+@click.option(
+    "--cache-dir", type=click.Path(file_okay=False), default=None,
+    help="Embedding cache folder [default: cache/embeddings under $FLAIRSUITE_HOME]; with --ray on a cluster, storage every node sees.",
+)
+@click.option("--ray", "ray_address", default=None, metavar="local|auto|ADDRESS",
+              help="Run the pending runs as Ray tasks: local starts Ray on this machine, auto joins $RAY_ADDRESS's cluster.")
+@click.option("--gpus", type=click.FloatRange(min=0), default=0, show_default=True, help="GPUs each run asks Ray for (with --ray).")
+@click.option("--ray-retries", type=click.IntRange(min=0), default=3, show_default=True,
+              help="With --ray: restarts of a run whose worker died; it continues from its epoch checkpoint.")
 @corpora_dir_option
-def tag(experiment: str, force: bool, threads: Optional[int], patterns: tuple[str, ...], corpora_dir: Optional[str]) -> None:
+def tag(
+    experiment: str, force: bool, threads: Optional[int], patterns: tuple[str, ...], cache_dir: Optional[str], ray_address: Optional[str],
+    gpus: float, ray_retries: int, corpora_dir: Optional[str],
+) -> None:
     """Train and score every run of an experiment file; finished runs are skipped, a killed run resumes.
 
     Results go to results/<name>/ under $FLAIRSUITE_HOME; the comparison table is printed at the end.
@@ -410,6 +422,8 @@ def tag(experiment: str, force: bool, threads: Optional[int], patterns: tuple[st
     Examples:
       flairsuite tag experiments/sturm-table3.yaml
       flairsuite tag experiments/table8-de.yaml --runs 'arendt/*' --threads 1   # part of a grid, e.g. one per core
+      flairsuite tag experiments/table8-de.yaml --ray local --threads 1          # one Ray task per run, one core each
+      flairsuite tag experiments/table8-de.yaml --ray auto --gpus 1 --cache-dir /shared/cache   # on a Ray cluster
       flairsuite results results/sturm-table3 --plot
     """
     from pathlib import Path
@@ -418,13 +432,23 @@ def tag(experiment: str, force: bool, threads: Optional[int], patterns: tuple[st
     from flairsuite.paths import home
     from flairsuite.results.collect import per_type_frame, read_runs, runs_frame
     from flairsuite.results.tables import report
-    from flairsuite.tagging.grid import run_experiment
+    from flairsuite.tagging.grid import plan_experiment, run_experiment
 
-    if threads:
-        import torch
+    cache = Path(cache_dir) if cache_dir else None
+    if gpus and not ray_address:
+        raise FlairsuiteError("--gpus is the request of each Ray task: use it with --ray")
+    if ray_address:
+        from flairsuite.tagging.ray_grid import RayRequest, run_experiment_on_ray
 
-        torch.set_num_threads(threads)
-    out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo, patterns)
+        plan = plan_experiment(Path(experiment), home(), force, click.echo, patterns)
+        request = RayRequest(ray_address, threads or 1, gpus, ray_retries)
+        out = run_experiment_on_ray(plan, home().resolve(), resolve(corpora_dir).resolve(), request, click.echo, cache.resolve() if cache else None)
+    else:
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
+        out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo, patterns, cache)
     runs = read_runs(out)
     click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
 

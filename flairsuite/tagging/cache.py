@@ -15,6 +15,7 @@ Embeddings that train with the tagger (`char`, and `bert:` in a fine-tuned run) 
 import hashlib
 import json
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import torch
@@ -45,11 +46,11 @@ def tokens_digest(sentences: list[Sentence]) -> str:
     return digest.hexdigest()
 
 
-def cache_path(spec: str, sentences: list[Sentence], home: Path) -> Path:
-    """Where the vectors of `sentences` under `spec` are (or will be) stored."""
+def cache_path(spec: str, sentences: list[Sentence], home: Path, cache: Optional[Path] = None) -> Path:
+    """Where the vectors of `sentences` under `spec` are (or will be) stored, below `cache` (default: the home's cache folder)."""
     key = hashlib.sha256(f"{artifact_digest(spec, home)}:{tokens_digest(sentences)}".encode()).hexdigest()
     kind, name = parse(spec)
-    return embeddings_cache_dir(home) / f"{kind}-{name}" / f"{key[:24]}.npy"
+    return (cache or embeddings_cache_dir(home)) / f"{kind}-{name}" / f"{key[:24]}.npy"
 
 
 def compute(embedding: TokenEmbeddings, sentences: list[Sentence], target: Path, desc: str) -> None:
@@ -72,9 +73,9 @@ def compute(embedding: TokenEmbeddings, sentences: list[Sentence], target: Path,
     write_json(target.with_suffix(".json"), {"sentences": len(sentences), "tokens": int(offsets[-1]), "dim": embedding.embedding_length})
 
 
-def cached_vectors(spec: str, sentences: list[Sentence], home: Path, desc: str) -> tuple[np.ndarray, bool]:
-    """The read-only memory map of the vectors of `sentences` under `spec`, and whether it was computed now."""
-    target = cache_path(spec, sentences, home)
+def cached_vectors(spec: str, sentences: list[Sentence], home: Path, desc: str, cache: Optional[Path] = None) -> tuple[np.ndarray, bool]:
+    """The read-only memory map of the vectors of `sentences` under `spec`, and whether it was computed now (`cache`: `cache_path`)."""
+    target = cache_path(spec, sentences, home, cache)
     computed = not target.is_file()
     if computed:
         compute(resolve(spec, home), sentences, target, desc)

@@ -16,9 +16,9 @@ import json
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import flair
 import torch
@@ -58,9 +58,10 @@ class GridData:
 
     home: Path
     corpora_root: Path
-    corpora: dict[str, dict[str, LabeledSplit]]
-    arrays: dict[tuple[str, str, str], Any]
+    corpora: dict[str, dict[str, LabeledSplit]] = field(default_factory=dict)
+    arrays: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     computed: int = 0
+    cache: Optional[Path] = None  # the embedding cache folder (default: below home)
 
     def splits(self, corpus: CorpusChoice) -> dict[str, LabeledSplit]:
         """Train, dev and test of `corpus` (read once)."""
@@ -76,7 +77,7 @@ class GridData:
         key = (corpus.key, spec, split)
         if key not in self.arrays:
             sentences = self.splits(corpus)[split].sentences
-            self.arrays[key], computed = cached_vectors(spec, sentences, self.home, f"embed {corpus.key} {split} {spec}")
+            self.arrays[key], computed = cached_vectors(spec, sentences, self.home, f"embed {corpus.key} {split} {spec}", self.cache)
             self.computed += computed
         return self.arrays[key]
 
@@ -233,19 +234,20 @@ def select(grid: list[Run], patterns: Sequence[str]) -> list[Run]:
     return chosen
 
 
-def run_experiment(
-    path: Path,
-    home: Path,
-    corpora_root: Path,
-    force: bool = False,
-    echo: Callable[[str], None] = print,
-    patterns: Sequence[str] = (),
-) -> Path:
-    """Train every unfinished run of the experiment file `path` (or those matching `patterns`); returns its results folder.
+@dataclass
+class GridPlan:
+    """What `flairsuite tag` is about to do: the experiment, its results folder and the runs still to train."""
 
-    Processes can share one experiment through `patterns` (e.g. one per core); a run another process
-    is training is skipped, one it finished meanwhile too.
-    """
+    config: ExperimentConfig
+    out: Path
+    digests: dict[str, str]  # artifact digest per embedding spec
+    todo: list[tuple[Run, str]]  # (run, its fingerprint)
+
+
+def plan_experiment(
+    path: Path, home: Path, force: bool = False, echo: Callable[[str], None] = print, patterns: Sequence[str] = ()
+) -> GridPlan:
+    """Check the experiment file `path` against its results folder and list the unfinished runs (those matching `patterns`)."""
     config = load_experiment(path)
     grid = runs(config)
     specs = sorted({spec for run in grid for spec in run.embedding_specs})
@@ -255,7 +257,6 @@ def run_experiment(
     if force:
         for stale in remove_stale(out, {out / variant(run.run_id, fix) for run in grid for fix in run.entity_fix}):
             echo(f"removed {stale} (not in the grid any more)")
-    data = GridData(home, corpora_root, {}, {})
     chosen, todo = select(grid, patterns), []
     for run in chosen:
         run_digest = digest({**run_record(run), "artifacts": [digests[spec] for spec in run.embedding_specs]})
@@ -263,19 +264,46 @@ def run_experiment(
             todo.append((run, run_digest))
     echo(f"{config.name}: {len(chosen)} runs" + (f" of {len(grid)} (--runs)" if patterns else "")
          + f", {len(chosen) - len(todo)} finished before, {len(todo)} to train")
+    return GridPlan(config, out, digests, todo)
+
+
+def train_and_record(run: Run, run_digest: str, data: GridData, out: Path, digests: dict[str, str]) -> list[str]:
+    """Train one run, write the metrics of each Entity-Fix variant, drop its checkpoint; one report line per variant."""
+    lines = []
+    for metrics in train_run(run, data, out / run.run_id, run_digest, digests).values():
+        write_json(out / metrics["run"] / METRICS_FILE, metrics)
+        lines.append(f"{metrics['run']}: test F1 {metrics['test']['f1'] * 100:.2f} (dev {metrics['dev']['f1'] * 100:.2f}), "
+                     f"{metrics['epochs']} epochs, {metrics['seconds']:.0f} s")
+    (out / run.run_id / CHECKPOINT_FILE).unlink(missing_ok=True)
+    return lines
+
+
+def run_experiment(
+    path: Path,
+    home: Path,
+    corpora_root: Path,
+    force: bool = False,
+    echo: Callable[[str], None] = print,
+    patterns: Sequence[str] = (),
+    cache: Optional[Path] = None,
+) -> Path:
+    """Train every unfinished run of the experiment file `path` (or those matching `patterns`) in this process; its results folder.
+
+    Processes can share one experiment through `patterns` (e.g. one per core); a run another process
+    is training is skipped, one it finished meanwhile too. `cache`: the embedding cache folder.
+    """
+    plan = plan_experiment(path, home, force, echo, patterns)
+    data = GridData(home, corpora_root, cache=cache)
     started, trained = time.perf_counter(), 0
-    for run, run_digest in tqdm(todo, desc=config.name, unit="run"):
-        run_dir = out / run.run_id
+    for run, run_digest in tqdm(plan.todo, desc=plan.config.name, unit="run"):
+        run_dir = plan.out / run.run_id
         with claimed(run_dir) as mine:
             if not mine or finished(run, run_dir, run_digest, False):
                 tqdm.write(f"{run.run_id}: skipped, {'being trained' if not mine else 'finished'} by another process")
                 continue
-            for fix, metrics in train_run(run, data, run_dir, run_digest, digests).items():
-                write_json(out / metrics["run"] / METRICS_FILE, metrics)
-                tqdm.write(f"{metrics['run']}: test F1 {metrics['test']['f1'] * 100:.2f} (dev {metrics['dev']['f1'] * 100:.2f}), "
-                           f"{metrics['epochs']} epochs, {metrics['seconds']:.0f} s")
-            (run_dir / CHECKPOINT_FILE).unlink(missing_ok=True)
+            for line in train_and_record(run, run_digest, data, plan.out, plan.digests):
+                tqdm.write(line)
             trained += 1
     echo(f"trained {trained} runs in {time.perf_counter() - started:.0f} s; embeddings computed for {data.computed} "
          f"(corpus split, embedding) pairs, the rest read from the cache")
-    return out
+    return plan.out
