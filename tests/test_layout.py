@@ -41,7 +41,7 @@ def test_the_runner_is_forbidden_to_models_inference_predict_and_serve():
 
 def test_layers_run_from_the_cli_down_to_errors():
     members = layer_members()
-    assert members[0] == "flairsuite.cli" and members[-1] == "flairsuite.errors"
+    assert members[:2] == ["flairsuite.__main__", "flairsuite.cli"] and members[-1] == "flairsuite.errors"  # `python -m flairsuite` on top
     order = [members.index(f"flairsuite.{name}") for name in ("cli", "serve", "predict", "inference", "tagging", "results", "experiments",
                                                                "models", "embeddings", "charlm", "rawtext", "corpora", "errors")]
     assert order == sorted(order)
