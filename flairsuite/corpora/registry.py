@@ -71,6 +71,7 @@ class DatasetSpec:
     fetch: Optional[str] = None
     homepage: Optional[str] = None
     unlabeled_test: Optional[str] = None
+    segmentation: str = "words"  # raw text: words (split at spaces), or characters (one token per character: Chinese)
     # own corpora (flairsuite/corpora/own.py) only:
     dev_fraction: Optional[float] = None  # dev is this fixed, seeded share of train (labeled.py)
     checksums: dict[str, str] = field(default_factory=dict)  # split -> sha256 of its file
@@ -138,6 +139,12 @@ def _file_specs(entries: dict[str, dict[str, Any]]) -> dict[str, FileSpec]:
             **entry,
         )
     return specs
+
+
+def language_segmentation(language: str) -> str:
+    """How raw text of `language` splits into tokens: `characters` if its raw-text set says so (Chinese), else `words`."""
+    found = {dataset(name).segmentation for name in names() if _raw_registry()[name].get("task") == "raw" and _raw_registry()[name].get("language") == language}
+    return "characters" if "characters" in found else "words"
 
 
 def dataset(name: str, /, **options: Optional[str]) -> DatasetSpec:

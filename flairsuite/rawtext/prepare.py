@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from flairsuite.atomic import atomic_folder, write_json
 from flairsuite.corpora.raw import iter_documents, source_path
-from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset
+from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset, language_segmentation
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.exclusion import SentenceIndex, heldout_sentences
 
@@ -125,6 +125,8 @@ def cache_key(config: PrepareConfig, sources: list[Source], heldout_files: list[
         "sources": [s.identity() for s in sources],
         "heldout": [[str(p.resolve()), file_digest(p)] for p in heldout_files],
     }
+    if language_segmentation(config.language) != "words":  # keys of word-segmented languages stay as they were
+        identity["segmentation"] = language_segmentation(config.language)
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -237,7 +239,7 @@ def prepare(config: PrepareConfig, root: Path, cache: Path) -> PreparedCorpus:
     if (folder / "meta.json").is_file():
         return PreparedCorpus(folder, json.loads((folder / "meta.json").read_text(encoding="utf-8")))
     with atomic_folder(folder, force=True) as temp:
-        meta = build(config, sources, SentenceIndex(sentences), temp)
+        meta = build(config, sources, SentenceIndex(sentences, by_character=language_segmentation(config.language) == "characters"), temp)
         meta["heldout_files"] = [str(p) for p in heldout_files]
         write_json(temp / "meta.json", meta)
     return PreparedCorpus(folder, meta)

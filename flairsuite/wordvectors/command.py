@@ -10,6 +10,7 @@ from typing import Any
 import gensim
 
 from flairsuite.atomic import atomic_folder, write_json
+from flairsuite.corpora.registry import language_segmentation
 from flairsuite.paths import corpora_dir, wordvectors_dir
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus
@@ -51,7 +52,8 @@ def train_into(folder: Path, corpus: PreparedCorpus, config: FastTextConfig, roo
     """Train on `corpus`, add the uncovered tokens of the labeled corpora under `root`, save vectors and summary.json."""
     language = corpus.meta["config"]["language"]
     started = time.monotonic()
-    model = train_fasttext(TokenStream(corpus.text_path("train")), config, desc=f"{language}-fasttext")
+    characters = language_segmentation(language) == "characters"  # Chinese: one token per character, as in the NER sets
+    model = train_fasttext(TokenStream(corpus.text_path("train"), characters), config, desc=f"{language}-fasttext")
     seconds = time.monotonic() - started
     splits = list(labeled_tokens(language, root))
     vectors, added = augmented(model.wv, splits)
@@ -60,6 +62,7 @@ def train_into(folder: Path, corpus: PreparedCorpus, config: FastTextConfig, roo
     summary = {
         "language": language,
         "config": asdict(config),
+        "tokens": "characters" if characters else "words",
         "vocabulary": len(model.wv),
         "added_tokens": len(added),
         "seconds": round(seconds, 1),

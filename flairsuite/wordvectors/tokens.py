@@ -8,20 +8,20 @@ TOKEN = re.compile(r"\w+|[^\w\s]")  # words, and every other non-space character
 MAX_TOKENS = 10_000  # gensim truncates longer sentences (word2vec MAX_WORDS_IN_BATCH), so documents are cut
 
 
-def tokenize(text: str) -> list[str]:
-    """`"Er kam, sah."` -> `["Er", "kam", ",", "sah", "."]`."""
-    return TOKEN.findall(text)
+def tokenize(text: str, characters: bool = False) -> list[str]:
+    """`"Er kam, sah."` -> `["Er", "kam", ",", "sah", "."]`; `characters` (text without spaces, Chinese): every non-space character."""
+    return [char for char in text if not char.isspace()] if characters else TOKEN.findall(text)
 
 
 class TokenStream:
     """A restartable gensim corpus: the tokens of each line (document) of a text file, read anew on every pass."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, characters: bool = False) -> None:
+        self.path, self.characters = path, characters
 
     def __iter__(self) -> Iterator[list[str]]:
         with self.path.open(encoding="utf-8") as handle:
             for line in handle:
-                tokens = tokenize(line)
+                tokens = tokenize(line, self.characters)
                 for start in range(0, len(tokens), MAX_TOKENS):
                     yield tokens[start : start + MAX_TOKENS]

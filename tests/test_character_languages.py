@@ -1,0 +1,63 @@
+"""Languages written without spaces (the raw set's `segmentation: characters`, Chinese): one token per character.
+
+The NER dev/test leave-out of LM and word-vector training matches held-out sentences on characters
+(spaces ignored) and keeps the rest of the text as it was; fastText trains on characters.
+"""
+
+import json
+import random
+from pathlib import Path
+
+from flairsuite.corpora.registry import language_segmentation
+from flairsuite.rawtext.exclusion import MIN_CHARACTERS, SentenceIndex
+from flairsuite.rawtext.prepare import PrepareConfig, prepare
+from flairsuite.wordvectors.tokens import TokenStream, tokenize
+
+HELD_OUT = "北京市朝阳区人民法院今天公开宣判"  # a CLUENER-style dev sentence (16 characters)
+FILLER = "话说天下大势分久必合合久必分周末七国分争并入于秦"
+
+
+def test_only_chinese_is_segmented_by_character() -> None:
+    assert language_segmentation("zh") == "characters"
+    assert [language_segmentation(language) for language in ("de", "en", "da")] == ["words"] * 3
+
+
+def test_character_index_cuts_a_held_out_sentence_anywhere_and_keeps_the_rest() -> None:
+    index = SentenceIndex([tuple(HELD_OUT), tuple("天下大势")], by_character=True)
+    assert len(index) == 1  # 4 characters: too short to match safely (MIN_CHARACTERS)
+    assert MIN_CHARACTERS == 10
+    spaced = f"{FILLER[:6]}，北京市 朝阳区人民法院今天 公开宣判。{FILLER[6:]}"
+    assert index.remove(spaced) == (f"{FILLER[:6]}，。{FILLER[6:]}", 1)
+    assert index.remove(FILLER) == (FILLER, 0)  # "天下大势" stays: below the minimum length
+    twice = HELD_OUT + "，" + HELD_OUT
+    assert index.remove(twice) == ("，", 2)
+    # word segmentation is unchanged: whole tokens, whitespace normalised where a sentence was cut
+    words = SentenceIndex([("Der", "Brief", "aus", "Weimar", "kam", "gestern")])
+    assert words.remove("Anna sagt :  Der Brief aus Weimar kam gestern . Ende") == ("Anna sagt : . Ende", 1)
+    assert words.remove("Der Brief aus Weimar kam") == ("Der Brief aus Weimar kam", 0)
+
+
+def test_prepared_chinese_text_loses_the_cluener_dev_sentence(tmp_path: Path) -> None:
+    root = tmp_path / "corpora"
+    (root / "cluener2020").mkdir(parents=True)
+    dev = {"text": HELD_OUT, "label": {"government": {"北京市朝阳区人民法院": [[0, 9]]}}}
+    (root / "cluener2020" / "dev.json").write_text(json.dumps(dev, ensure_ascii=False) + "\n", encoding="utf-8")
+    (root / "cluener2020" / "train.json").write_text(json.dumps({"text": "你好", "label": {}}, ensure_ascii=False) + "\n", encoding="utf-8")
+    rng = random.Random(0)
+    lines = ["".join(rng.choice(FILLER) for _ in range(40)) for _ in range(200)]
+    lines[7] = lines[7][:20] + HELD_OUT + lines[7][20:]
+    raw = tmp_path / "novel.txt"
+    raw.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    corpus = prepare(PrepareConfig(language="zh", corpus=(str(raw),), heldout_fraction=0.1), root, tmp_path / "prepared")
+    assert corpus.meta["heldout_sentences"] == 1 and corpus.meta["sources"]["novel.txt"]["sentences_removed"] == 1
+    text = "".join(corpus.text_path(split).read_text(encoding="utf-8") for split in ("train", "valid", "test"))
+    assert HELD_OUT not in text and "法院" not in text
+    assert text.count("\n") == 200 and len(text) == 200 * 41  # every other character kept, no space added
+
+
+def test_fasttext_tokens_are_characters_for_chinese(tmp_path: Path) -> None:
+    assert tokenize("北京 市，朝阳。", characters=True) == ["北", "京", "市", "，", "朝", "阳", "。"]
+    assert tokenize("北京市，朝阳。") == ["北京市", "，", "朝阳", "。"]  # what word tokens would make of it
+    text = tmp_path / "zh.txt"
+    text.write_text("天下大势\n分久 必合\n", encoding="utf-8")
+    assert list(TokenStream(text, characters=True)) == [["天", "下", "大", "势"], ["分", "久", "必", "合"]]
