@@ -128,10 +128,13 @@ def split_list(splits: Optional[str]) -> Optional[list[str]]:
 
 
 def scheme_line(spec: Any) -> Optional[str]:
-    """How an own corpus's tags were read: `scheme: bioes (auto: 12 E-/S- tags), read as BIO; types: loc per`."""
+    """How an own corpus's tags were read: `scheme: bioes (auto: 12 E-/S- tags), read as BIO; types: loc per`,
+    or for `task: pos` `task: pos, one tag per token; tags: ADJ ADP ...`."""
+    dev = f"; dev: {spec.dev_fraction * 100:g}% of train" if spec.dev_fraction is not None else ""
+    if spec.fetch == "own" and spec.task != "ner":
+        return f"task: {spec.task}, one tag per token; tags: {' '.join(spec.types)}{dev}"
     if spec.scheme_rule is None:
         return None
-    dev = f"; dev: {spec.dev_fraction * 100:g}% of train" if spec.dev_fraction is not None else ""
     return f"scheme: {spec.format.scheme} ({spec.scheme_rule}), read as BIO; types: {' '.join(spec.types)}{dev}"
 
 
@@ -488,9 +491,12 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 @click.argument("directory", required=False, metavar="[DIR]", type=click.Path(file_okay=False))
 @click.option("--experiment", default=None, help="Only this experiment [default: one table per experiment found].")
 @click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex"]), default="md", show_default=True, help="Table format, printed to stdout.")
-@click.option("--metric", type=click.Choice(["f1", "precision", "recall"]), default="f1", show_default=True)
+@click.option(
+    "--metric", type=click.Choice(["score", "f1", "precision", "recall", "accuracy"]), default="score", show_default=True,
+    help="score: each corpus's main score, entity F1 (NER) or token accuracy (PoS); the others that score only (blank where a task has none).",
+)
 @click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True)
-@click.option("--per-type", is_flag=True, help="Also a table per corpus: mean score per entity type.")
+@click.option("--per-type", is_flag=True, help="Also a table per corpus: mean score per entity type (PoS: per tag).")
 @click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
 @click.option(
     "--curve", type=click.Choice(["train-fraction", "lm-chars"]), default=None,

@@ -208,13 +208,26 @@ def looks_like_xml(path: Path, text: str) -> bool:
     return path.suffix.lower() in XML_SUFFIXES or text.removeprefix(BOM).lstrip().startswith("<")
 
 
+def check_spans(model: flair.nn.Classifier, model_path: Path, entity_fix: bool, markup: bool) -> None:
+    """Entity-Fix and the markup formats need a model of entity spans: one of a tag per token (PoS) is a one-line error."""
+    if predicts_spans(model) or not (entity_fix or markup):
+        return
+    what = "--entity-fix repairs BIO entity tags" if entity_fix else "--format tei and html mark entity spans"
+    fix = "leave --entity-fix out" if entity_fix else "use --format column or json"
+    raise FlairsuiteError(f"{model_path}: {what}, and this model tags one '{model.label_type}' label per token (not spans): {fix}")
+
+
 def tag_file_sentences(
-    model_path: Path, sentences: list[Sentence], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool
+    model_path: Path, sentences: list[Sentence], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool, markup: bool = False
 ) -> tuple[flair.nn.Classifier, Tagged]:
-    """The loaded model and its raw tags for the sentences of `input_path` (after Entity-Fix when asked); no sentences: an input error."""
+    """The loaded model and its raw tags for the sentences of `input_path` (after Entity-Fix when asked); no sentences: an input error.
+
+    `markup`: the tags become entity markup, so the model must tag spans (`check_spans`).
+    """
     if not sentences:
         raise InputError(input_path, None, "no tokens to tag")
     model = load_tagger(model_path)
+    check_spans(model, model_path, entity_fix, markup)
     tagged = tag(model, sentences, fast, batch_size)
     return model, fixed(tagged) if entity_fix else tagged
 
@@ -225,11 +238,10 @@ def tag_texts(
     """Every text's spans at character offsets in it (one batch for all texts), and the numbers of sentences and tokens."""
     per_text = [split(text) for text in texts]
     sentences = [sentence for found in per_text for sentence in found]
-    model, tagged = tag_file_sentences(model_path, sentences, input_path, fast, batch_size, entity_fix)
+    _, tagged = tag_file_sentences(model_path, sentences, input_path, fast, batch_size, entity_fix, markup=True)
     spans, position = [], 0
     for text, found in zip(texts, per_text):
-        rows = tagged[position : position + len(found)] if predicts_spans(model) else []
-        spans.append(char_spans(text, found, rows))
+        spans.append(char_spans(text, found, tagged[position : position + len(found)]))
         position += len(found)
     return spans, len(sentences), sum(len(s) for s in sentences)
 

@@ -17,6 +17,7 @@ from flairsuite.models.settings import LATER_SETTINGS, TrainSettings
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "experiments"
 NER = "sturm, arendt, germeval14, ler, conll03-de, conll03-en, wnut17, danish-ner, dane, cluener"
+LABELED = f"{NER}, ud-en-ewt, ud-de-gsd, ud-da-ddt, ud-zh-gsdsimp"
 BASE: dict[str, Any] = {
     "name": "t3",
     "corpora": ["sturm", {"name": "ler", "granularity": "coarse"}],
@@ -68,8 +69,23 @@ ERRORS = [
         {"corpora": [{"name": "ler", "granularity": "medium"}]},
         "corpora: dataset 'ler': option granularity=medium is not one of: fine, coarse",
     ),
-    ({"corpora": ["ud-de-gsd"]}, f"corpora: 'ud-de-gsd' is a part-of-speech (PoS) set, not an NER corpus: use one of {NER}"),
-    ({"corpora": ["raw-de"]}, f"corpora: 'raw-de' is a raw-text set for language models, not an NER corpus: use one of {NER}"),
+    ({"corpora": ["raw-de"]}, f"corpora: 'raw-de' is a raw-text set for language models, not a labeled corpus: use one of {LABELED}"),
+    (
+        {"corpora": ["sturm", {"name": "ud-de-gsd", "tags": "xpos"}], "taggers": ["map", "cse"]},
+        "taggers: cse tags entity spans only, and corpus 'ud-de-gsd (xpos)' is pos (one tag per token (e.g. UD upos or xpos), scored by "
+        "token accuracy): use bilstm-crf, bilstm512-crf, map-crf, map, or put the NER and pos corpora in separate experiments",
+    ),
+    (
+        {"corpora": ["ud-en-ewt"], "taggers": ["bilstm-lcrf-ner"]},
+        "taggers: bilstm-lcrf-ner tags entity spans only, and corpus 'ud-en-ewt' is pos (one tag per token (e.g. UD upos or xpos), scored by "
+        "token accuracy): use bilstm-crf, bilstm512-crf, map-crf, map, or put the NER and pos corpora in separate experiments",
+    ),
+    (
+        {"corpora": ["ud-en-ewt"], "entity_fix": [False, True]},
+        "entity_fix: Entity-Fix repairs BIO entity tags, and corpus 'ud-en-ewt' is pos (one tag per token (e.g. UD upos or xpos), scored by "
+        "token accuracy): remove true from entity_fix or the corpus",
+    ),
+    ({"corpora": [{"name": "ud-en-ewt", "tags": "feats"}]}, "corpora: dataset 'ud-en-ewt': option tags=feats is not one of: upos, xpos"),
     (
         {"corpora": [{"granularity": "coarse"}]},
         'corpora: entry {"granularity": "coarse"} needs a dataset name or a folder, as `sturm`, `{name: ler, granularity: coarse}` '

@@ -42,8 +42,8 @@ def fake_runs(corpora: dict = CORPORA, taggers: tuple = TAGGERS, stacks: tuple =
         f1 = 0.70 + 0.02 * t + 0.01 * c - 0.005 * s + 0.008 * fix + 0.004 * (seed - 2) * (1 + t)
         rows.append({
             "experiment": "t8", "run": f"{label}/{stack}/{tagger}/{fix}/seed-{seed}", "corpus": corpus, "corpus_options": options,
-            "corpus_label": label, "subsample": None, "embeddings": stack, "tagger": tagger, "entity_fix": fix, "seed": seed,
-            "test_f1": f1, "test_precision": f1 - 0.05, "test_recall": f1 + 0.03, "dev_f1": f1,
+            "corpus_label": label, "subsample": None, "embeddings": stack, "tagger": tagger, "entity_fix": fix, "seed": seed, "task": "ner",
+            "test_score": f1, "test_f1": f1, "test_precision": f1 - 0.05, "test_recall": f1 + 0.03, "dev_score": f1, "dev_f1": f1,
         })
     return pd.DataFrame(rows)
 

@@ -87,7 +87,7 @@ def test_cells_are_mean_std_n_in_percent_and_best_is_bold(table3):
     assert rows["embeddings / tagger"] == ["ler (coarse)†", "sturm"]
     assert rows["proposed / bilstm-crf"] == ["**61.00 ± 1.41 (2)**", "**77.12 ± 0.45 (3)**"]
     assert rows["fasttext / bilstm-crf"] == ["", "70.00 ± – (1)"]
-    assert result.output.startswith("## table3: test f1 (%), mean ± std over seeds (n)\n")
+    assert result.output.startswith("## table3: test F1 (%), mean ± std over seeds (n)\n")
 
 
 def test_best_per_column_marks_ties_and_nothing_else(tmp_path):
@@ -123,12 +123,12 @@ def test_no_footnote_without_subsample(tmp_path):
 
 def test_per_type_table_per_corpus(table3):
     output = run("results", str(table3), "--per-type").output
-    sturm = output.split("## table3: sturm, test f1 per entity type (%), mean over seeds")[1]
+    sturm = output.split("## table3: sturm, test F1 per entity type (%), mean over seeds")[1]
     rows = table_rows(sturm)
     assert rows["embeddings / tagger"] == ["pers", "place"]
     assert rows["proposed / bilstm-crf"] == ["**77.12**", "**38.56**"]
     assert rows["fasttext / bilstm-crf"] == ["70.00", "35.00"]
-    assert "## table3: ler (coarse), test f1 per entity type (%), mean over seeds" in output
+    assert "## table3: ler (coarse), test F1 per entity type (%), mean over seeds" in output
 
 
 def test_csv_parses_with_stars_and_footnote(table3):
@@ -204,8 +204,8 @@ def test_one_table_per_experiment_and_filter_and_default_folder(table3, monkeypa
     (table3.parent / "results").symlink_to(table3)
     output = run("results").output
     assert [line for line in output.splitlines() if line.startswith("## ")] == [
-        "## other: test f1 (%), mean ± std over seeds (n)",
-        "## table3: test f1 (%), mean ± std over seeds (n)",
+        "## other: test F1 (%), mean ± std over seeds (n)",
+        "## table3: test F1 (%), mean ± std over seeds (n)",
     ]
     assert "## other" not in run("results", "--experiment", "table3").output
     assert "## table3" not in run("results", str(table3 / "other")).output
@@ -237,7 +237,7 @@ def test_dataframe_api(table3):
     assert pd.isna(table.loc[("fasttext", "bilstm-crf"), ("ler (coarse)", "mean")])
     types = collect_per_type(table3)
     assert per_type_table(types, "sturm").loc[("proposed", "bilstm-crf"), "place"] == pytest.approx(38.56)
-    assert report(runs, types, fmt="csv").startswith("# table3: test f1 (%)")
+    assert report(runs, types, fmt="csv").startswith("# table3: test F1 (%)")
 
 
 def test_help_shows_an_example():

@@ -17,6 +17,8 @@ a registered one. The keys, with their defaults:
     encoding      utf-8 (default)
     comment       column: lines starting with this text are skipped (default: none)
     docstart      column: a line with this token is a document marker, no sentence (-DOCSTART-)
+    task          ner (default: BIO/IOB1/BIOES entity tags) or pos (any tag per token, e.g. PoS:
+                  the label set is every tag the files hold; no scheme; scored by token accuracy)
 """
 
 import codecs
@@ -35,7 +37,9 @@ from flairsuite.values import is_int, is_number, show
 
 FORMATS = ("column", "conllu", "spans_json")
 SCHEMES = ("auto", *PREFIXES)
-KEYS = ("name", "path", "format", "sep", "text", "label", "scheme", "train", "dev", "test", "dev_fraction", "encoding", "comment", "docstart")
+KEYS = ("name", "path", "format", "sep", "text", "label", "scheme", "train", "dev", "test", "dev_fraction", "encoding", "comment", "docstart",
+        "task")
+OWN_TASKS = ("ner", "pos")
 ONLY_FOR = {"sep": ("column",), "text": ("column",), "comment": ("column",), "docstart": ("column",), "label": ("column", "conllu")}
 FILE_WORDS = {"train": ("train",), "dev": ("dev", "valid"), "test": ("test",)}
 DOCSTART = "-DOCSTART-"
@@ -176,6 +180,24 @@ def _scan(files: dict[str, Path], fmt: FormatSpec, encoding: str, scheme: str) -
     return found, f"auto: {reason}", sorted(evidence.types)
 
 
+def _scan_tags(files: dict[str, Path], fmt: FormatSpec, encoding: str) -> list[str]:
+    """Read every file once (a token without a tag is an error at its line): the sorted set of its tags."""
+    tags: set[str] = set()
+    for path in files.values():
+        for sentence in read_tagged(path, fmt, encoding, Counter()):
+            tags.update(sentence.tags)
+    if not tags:
+        raise FlairsuiteError(f"{', '.join(p.name for p in files.values())}: no tag at all{_tag_hint(fmt)}")
+    return sorted(tags)
+
+
+def _label_type(fmt: FormatSpec) -> str:
+    """The label name a PoS tagger of an own corpus predicts: the CoNLL-U column's name (`upos`, `xpos`), else `pos`."""
+    if fmt.kind == "conllu" and isinstance(fmt.label, str) and fmt.label in CONLLU_COLUMNS:
+        return fmt.label
+    return "pos"
+
+
 def own_corpus(entry: Mapping[str, Any], base: Path) -> DatasetSpec:
     """The DatasetSpec of the corpus folder `entry['path']` (below `base`) read by the entry's keys (module docstring)."""
     unknown = [key for key in entry if key not in KEYS]
@@ -192,19 +214,25 @@ def own_corpus(entry: Mapping[str, Any], base: Path) -> DatasetSpec:
     try:
         fmt, scheme = _format(entry), _choice("scheme", entry.get("scheme", "auto"), SCHEMES)
         dev_fraction, encoding = _dev_fraction(entry.get("dev_fraction")), _encoding(entry.get("encoding", "utf-8"))
+        task = _choice("task", entry.get("task", "ner"), OWN_TASKS)
+        if task != "ner" and "scheme" in entry:
+            raise FlairsuiteError(f"scheme: applies to task ner only (task {task} reads every tag as it is)")
     except FlairsuiteError as err:
         raise FlairsuiteError(f"{name}: {err}") from None
     files = find_files(folder, entry)
     _check_splits(folder, files, dev_fraction)
-    scheme, rule, types = _scan(files, fmt, encoding, scheme)
+    if task == "ner":
+        scheme, rule, types = _scan(files, fmt, encoding, scheme)
+    else:
+        scheme, rule, types = "bio", None, _scan_tags(files, fmt, encoding)
     return DatasetSpec(
         name=name,
         title=f"own corpus in {folder}",
         language="unknown",
-        task="ner",
+        task=task,
         license="unknown",
         folder=str(folder),
-        label_type="ner",
+        label_type="ner" if task == "ner" else _label_type(fmt),
         format=replace(fmt, scheme=scheme),
         types=tuple(types),
         encoding=encoding,
@@ -222,6 +250,7 @@ def corpus_record(spec: DatasetSpec) -> dict[str, Any]:
     The folder is not part of it: the same files elsewhere are the same corpus.
     """
     return {
+        **({"task": spec.task} if spec.task != "ner" else {}),  # NER corpora's records (and fingerprints) stay as they were
         "format": {key: value for key, value in asdict(spec.format).items() if key in FORMAT_RECORD},
         "encoding": spec.encoding,
         "scheme": spec.format.scheme,

@@ -18,6 +18,7 @@ import yaml
 
 from flairsuite.corpora.own import corpus_record, own_corpus
 from flairsuite.corpora.registry import DatasetSpec, dataset, names
+from flairsuite.corpora.tasks import LABELED_TASKS, Task, task
 from flairsuite.embeddings import frozen, parse
 from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
 from flairsuite.models.registry import TAGGERS, fine_tune_train, tagger_spec
@@ -43,7 +44,6 @@ SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 SAFE_NAME_RULE = "letters, digits and . _ + - (starting with a letter or digit)"
 MAX_SEED = 2**32  # numpy's seed range, which flair.set_seed uses
 FINE_TUNED = "ft"  # the path component of fine-tuned runs, after the stack's
-NOT_NER = {"pos": "a part-of-speech (PoS) set", "raw": "a raw-text set for language models"}
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,11 @@ class CorpusChoice:
     def spec(self) -> DatasetSpec:
         """What the loaders read: the registry entry with the options, or the own corpus's spec."""
         return self.own if self.own is not None else dataset(self.name, **self.options)
+
+    @property
+    def task(self) -> Task:
+        """What the corpus's tags are (NER spans, PoS tags) and how runs on it are scored."""
+        return task(self.spec().task)
 
     def _parts(self, percent_format: str) -> list[str]:
         percent = [percent_format.format(f"{self.subsample * 100:g}")] if self.subsample is not None else []
@@ -213,9 +218,9 @@ def _corpus(entry: Any, base: Path) -> CorpusChoice:
         spec = dataset(name, **{str(key): str(value) for key, value in options.items()})
     except FlairsuiteError as err:
         raise FlairsuiteError(f"corpora: {err}") from None
-    if spec.task != "ner":
-        ner = ", ".join(n for n in names() if dataset(n).task == "ner")
-        raise FlairsuiteError(f"corpora: '{name}' is {NOT_NER[spec.task]}, not an NER corpus: use one of {ner}")
+    if spec.task not in LABELED_TASKS:
+        labeled = ", ".join(n for n in names() if dataset(n).task in LABELED_TASKS)
+        raise FlairsuiteError(f"corpora: '{name}' is a raw-text set for language models, not a labeled corpus: use one of {labeled}")
     defaults = dataset(name).options
     chosen = {key: value for key, value in spec.options.items() if value != defaults[key]}
     return CorpusChoice(name, chosen, _subsample(name, entry.get(SUBSAMPLE)))
@@ -318,6 +323,26 @@ def _tagger_train(data: dict[str, Any], taggers: list[str]) -> dict[str, dict[st
     return {tagger: TrainSettings.check_overrides(f"tagger_train.{tagger}", settings) for tagger, settings in value.items()}
 
 
+def _check_tasks(corpora: list[CorpusChoice], taggers: list[str], entity_fix: tuple[bool, ...]) -> None:
+    """Span-only taggers and Entity-Fix need NER corpora: with a PoS corpus they are a one-line error."""
+    tagging = [corpus for corpus in corpora if not corpus.task.spans]
+    if not tagging:
+        return
+    corpus = tagging[0]
+    spans_only = [tagger for tagger in taggers if tagger_spec(tagger).spans_only]
+    if spans_only:
+        usable = ", ".join(name for name, spec in TAGGERS.items() if not spec.spans_only)
+        raise FlairsuiteError(
+            f"taggers: {spans_only[0]} tags entity spans only, and corpus '{corpus.label}' is {corpus.task.name} "
+            f"({corpus.task.description}): use {usable}, or put the NER and {corpus.task.name} corpora in separate experiments"
+        )
+    if True in entity_fix:
+        raise FlairsuiteError(
+            f"entity_fix: Entity-Fix repairs BIO entity tags, and corpus '{corpus.label}' is {corpus.task.name} "
+            f"({corpus.task.description}): remove true from entity_fix or the corpus"
+        )
+
+
 def _config(data: Any, base: Path) -> ExperimentConfig:
     if not isinstance(data, dict):
         raise FlairsuiteError(f"must be a mapping with the keys {', '.join(REQUIRED)} (see experiments/README.md)")
@@ -329,7 +354,8 @@ def _config(data: Any, base: Path) -> ExperimentConfig:
             raise FlairsuiteError(f"missing key '{key}': add e.g. `{EXAMPLES[key]}`")
     taggers = _taggers(data)
     corpora, stacks = _corpora(data, base), _embeddings(data)
-    fine_tune = _fine_tune(data, stacks)
+    fine_tune, entity_fix = _fine_tune(data, stacks), _entity_fix(data)
+    _check_tasks(corpora, taggers, entity_fix)
     return ExperimentConfig(
         name=_safe_name("name", data["name"]),
         corpora=corpora,
@@ -338,7 +364,7 @@ def _config(data: Any, base: Path) -> ExperimentConfig:
         seeds=_seeds(data),
         train=TrainSettings.check_overrides("train", data.get("train")),
         tagger_train=_tagger_train(data, taggers),
-        entity_fix=_entity_fix(data),
+        entity_fix=entity_fix,
         fine_tune=fine_tune,
         fine_tune_train=_fine_tune_train(data, fine_tune),
     )

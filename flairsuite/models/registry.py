@@ -117,12 +117,15 @@ class TaggerSpec:
 
     `saved_as` is the Flair model class whose `load` reads the saved file (the class name Flair
     records in it); plain Flair without flairsuite loads it when that is `SequenceTagger`.
+    `spans_only`: the tagger's output layer is built on entity spans (LCRF-NER's transitions,
+    Class-Start-End's span heads), so it tags NER only, not one-tag-per-token tasks such as PoS.
     """
 
     description: str
     build: Builder
     train: TrainSettings
     saved_as: type[flair.nn.Classifier] = SequenceTagger
+    spans_only: bool = False
 
     @property
     def plain_flair(self) -> bool:
@@ -136,10 +139,13 @@ TAGGERS: Mapping[str, TaggerSpec] = MappingProxyType(
         "bilstm512-crf": TaggerSpec("BiLSTM (1 x 512) + CRF: the hidden-size ablation", sequence_tagger(True, True, hidden_size=512), PAPER_TRAIN),
         "map-crf": TaggerSpec("linear map + CRF (no RNN)", sequence_tagger(False, True), LINEAR_TRAIN),
         "map": TaggerSpec("linear map + softmax (no RNN, no CRF)", sequence_tagger(False, False), LINEAR_TRAIN),
-        "lcrf-ner": TaggerSpec("linear map + LCRF-NER (Zöllner et al. 2021, Eq. 7)", sequence_tagger(False, True, LCRFNERTagger), LINEAR_TRAIN),
-        "bilstm-lcrf-ner": TaggerSpec("BiLSTM (1 x 256) + LCRF-NER", sequence_tagger(True, True, LCRFNERTagger), PAPER_TRAIN),
+        "lcrf-ner": TaggerSpec(
+            "linear map + LCRF-NER (Zöllner et al. 2021, Eq. 7)", sequence_tagger(False, True, LCRFNERTagger), LINEAR_TRAIN, spans_only=True
+        ),
+        "bilstm-lcrf-ner": TaggerSpec("BiLSTM (1 x 256) + LCRF-NER", sequence_tagger(True, True, LCRFNERTagger), PAPER_TRAIN, spans_only=True),
         "cse": TaggerSpec(
-            "Class-Start-End heads on the embeddings (Zöllner et al. 2021, §4.1)", cse_tagger, LINEAR_TRAIN, saved_as=ClassStartEndTagger
+            "Class-Start-End heads on the embeddings (Zöllner et al. 2021, §4.1)", cse_tagger, LINEAR_TRAIN, saved_as=ClassStartEndTagger,
+            spans_only=True,
         ),
     }
 )
@@ -168,5 +174,9 @@ def saved_classes() -> dict[str, type[flair.nn.Classifier]]:
 
 
 def build_tagger(name: str, embeddings: TokenEmbeddings, tag_dictionary: Dictionary, tag_type: str) -> flair.nn.Classifier:
-    """An untrained tagger `name` over `embeddings`, predicting `tag_type` spans from `tag_dictionary`."""
+    """An untrained tagger `name` over `embeddings`, predicting `tag_type` from `tag_dictionary`.
+
+    A dictionary with `span_labels` (entity types) makes a BIO span tagger; one without (PoS tags)
+    a tagger of one tag per token, as Flair's `SequenceTagger` decides.
+    """
     return tagger_spec(name).build(embeddings, tag_dictionary, tag_type)

@@ -27,6 +27,11 @@ memory was recorded add `"memory": {"peak_rss_anon_mb": ..., "peak_rss_mb": ...}
 run trained, flairsuite/memory.py; RssAnon leaves out the pages of the memory-mapped embedding cache)
 and `"artifact_summaries"`: per embedding spec, how its artifact was trained (e.g. a BERT's
 objective, positions, WWM, tokens seen, MLM accuracy; a char LM's characters and perplexity).
+Runs on a corpus of one tag per token (PoS, `"task": "pos"`; a file without `task` is NER) hold
+token accuracy instead of entity scores, and no `flair_f1`:
+`"test": {"accuracy": 0.95, "per_type": {"NOUN": {"accuracy": 0.97, "support": 4123}}}` (per gold tag: the
+share of its tokens tagged right). Tables show each run's main score, `score` (F1 for NER, accuracy
+for PoS: `flairsuite.corpora.tasks`), so one table can hold NER and PoS columns side by side.
 Scores are fractions in [0, 1]. `subsample` is null, or a description of the fixed subsample the
 run used (e.g. `"10% of train (seed 1)"`); tables footnote it. `corpus_label` names the table
 column, so it must tell apart corpus options (`"ler (coarse)"`).
@@ -38,11 +43,14 @@ from typing import Any, Callable, NamedTuple, Union
 
 import pandas as pd
 
+from flairsuite.corpora.tasks import task
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.values import is_int, is_number
 
 METRICS_FILE = "metrics.json"
-SCORES = ("precision", "recall", "f1")
+ENTITY_SCORES = ("precision", "recall", "f1")
+SCORE = "score"  # the column of each run's main score: its task's metric (F1, accuracy)
+SCORES = (SCORE, *ENTITY_SCORES, "accuracy")  # the columns `<split>_<score>` of a runs frame (NaN where a task lacks one)
 SCORED_SPLITS = ("test", "dev")
 
 
@@ -71,8 +79,10 @@ INTEGER = Leaf("an integer", is_int)
 NUMBER = Leaf("a number", is_number)
 FRACTION = Leaf("a fraction in [0, 1]", lambda v: is_number(v) and 0 <= v <= 1)
 
-TYPE_SCORES = {**{score: FRACTION for score in SCORES}, "support": INTEGER}
-SPLIT_SCORES = {**{score: FRACTION for score in SCORES}, "per_type": EachValue(TYPE_SCORES)}
+TYPE_SCORES = {**{score: FRACTION for score in ENTITY_SCORES}, "support": INTEGER}
+SPLIT_SCORES = {**{score: FRACTION for score in ENTITY_SCORES}, "per_type": EachValue(TYPE_SCORES)}
+TAG_ACCURACY = {"accuracy": FRACTION, "support": INTEGER}
+SPLIT_ACCURACY = {"accuracy": FRACTION, "per_type": EachValue(TAG_ACCURACY)}
 SCHEMA: dict[str, Schema] = {
     "experiment": TEXT,
     "run": TEXT,
@@ -94,8 +104,14 @@ SCHEMA: dict[str, Schema] = {
     "seconds": NUMBER,
 }
 
-RUN_COLUMNS = ("experiment", "run", "corpus", "corpus_label", "subsample", "embeddings", "fine_tune", "tagger", "entity_fix", "seed")
-OPTIONAL = {"fine_tune": False}  # run columns that older metrics files lack: their value there
+TASK_SCHEMAS: dict[str, dict[str, Schema]] = {
+    "ner": SCHEMA,
+    "pos": {**{key: value for key, value in SCHEMA.items() if key != "flair_f1"}, "dev": SPLIT_ACCURACY, "test": SPLIT_ACCURACY},
+}
+PER_TYPE_SCORES = (*ENTITY_SCORES, "accuracy", SCORE, "support")
+
+RUN_COLUMNS = ("experiment", "run", "task", "corpus", "corpus_label", "subsample", "embeddings", "fine_tune", "tagger", "entity_fix", "seed")
+OPTIONAL = {"fine_tune": False, "task": "ner"}  # run columns that older metrics files lack: their value there
 
 
 def run_columns(metrics: dict[str, Any]) -> dict[str, Any]:
@@ -138,7 +154,12 @@ def read_run(path: Path) -> RunMetrics:
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(path, None, f"cannot read: {getattr(err, 'strerror', None) or err}") from None
     try:
-        check(metrics, SCHEMA)
+        if not isinstance(metrics, dict):
+            raise ValueError("not a JSON object")
+        kind = metrics.get("task", "ner")
+        if kind not in TASK_SCHEMAS:
+            raise ValueError(f"key 'task' must be one of {', '.join(TASK_SCHEMAS)}, found {json.dumps(kind)}")
+        check(metrics, TASK_SCHEMAS[kind])
     except ValueError as err:
         raise InputError(path, None, str(err)) from None
     return RunMetrics(path, metrics)
@@ -160,16 +181,25 @@ def read_runs(root: Path) -> list[RunMetrics]:
     return runs
 
 
+def split_scores(task_name: str, scores: dict[str, Any]) -> dict[str, Any]:
+    """A split's (or an entity type's) scores under every name of SCORES: the task's own, NaN for the others, and `score`."""
+    values = {score: scores.get(score, float("nan")) for score in SCORES if score != SCORE}
+    return {SCORE: scores[task(task_name).metric], **values}
+
+
 def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
-    """One row per run: the run's keys, `<split>_<score>`, `flair_<split>_f1`, epochs, seconds, peak memory (MiB; NaN for runs from before it was recorded), path."""
+    """One row per run: the run's keys, `<split>_<score>` (`score`: the task's main one; NaN where the task has no such score),
+    `flair_<split>_f1` (NaN for PoS), epochs, seconds, peak memory (MiB; NaN for runs from before it was recorded), path."""
     rows = []
     for run in runs:
         m = run.metrics
         row = run_columns(m)
+        row["metric"] = task(row["task"]).metric
         row["embedding_specs"] = " ".join(m["embedding_specs"])
         row["corpus_options"] = m["corpus_options"]
-        row.update({f"{split}_{score}": m[split][score] for split in SCORED_SPLITS for score in SCORES})
-        row.update({f"flair_{split}_f1": m["flair_f1"][split] for split in SCORED_SPLITS})
+        for split in SCORED_SPLITS:
+            row.update({f"{split}_{score}": value for score, value in split_scores(row["task"], m[split]).items()})
+        row.update({f"flair_{split}_f1": m["flair_f1"][split] if "flair_f1" in m else float("nan") for split in SCORED_SPLITS})
         row["artifact_summaries"] = m.get("artifact_summaries") or {}
         memory = m.get("memory") or {}
         row.update(epochs=m["epochs"], seconds=m["seconds"], peak_rss_anon_mb=memory.get("peak_rss_anon_mb"), peak_rss_mb=memory.get("peak_rss_mb"),
@@ -179,14 +209,15 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
 
 
 def per_type_frame(runs: list[RunMetrics]) -> pd.DataFrame:
-    """One row per run, split and entity type: the run's keys, split, type, precision, recall, f1, support."""
+    """One row per run, split and entity type (PoS: tag): the run's keys, split, type, the scores of SCORES (NaN where
+    the task has none; PoS: the tag's accuracy), support."""
     rows = [
-        {**run_columns(run.metrics), "split": split, "type": name, **scores}
+        {**(columns := run_columns(run.metrics)), "split": split, "type": name, **split_scores(columns["task"], scores), "support": scores["support"]}
         for run in runs
         for split in SCORED_SPLITS
         for name, scores in run.metrics[split]["per_type"].items()
     ]
-    return pd.DataFrame(rows, columns=[*RUN_COLUMNS, "split", "type", *TYPE_SCORES])
+    return pd.DataFrame(rows, columns=[*RUN_COLUMNS, "split", "type", *PER_TYPE_SCORES])
 
 
 def collect(path: Union[str, Path]) -> pd.DataFrame:

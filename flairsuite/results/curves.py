@@ -22,7 +22,8 @@ from matplotlib.figure import Figure
 from flairsuite.atomic import atomic_file
 from flairsuite.errors import FlairsuiteError
 from flairsuite.results.references import BEST_PUBLISHED, known_task
-from flairsuite.results.tables import score_column
+from flairsuite.results.collect import SCORE
+from flairsuite.results.tables import metric_title, score_column
 
 SUBSAMPLE_PERCENT = re.compile(r"^([0-9.]+)% of train")
 
@@ -55,7 +56,7 @@ def task_label(corpus: str, options: dict) -> str:
     return corpus + (f" ({', '.join(str(v) for v in options.values())})" if options else "")
 
 
-def curve_points(runs: pd.DataFrame, curve: str, metric: str = "f1", split: str = "test") -> pd.DataFrame:
+def curve_points(runs: pd.DataFrame, curve: str, metric: str = SCORE, split: str = "test") -> pd.DataFrame:
     """Mean, std and n of the score (percent) per task, line and x."""
     if curve not in CURVES:
         raise FlairsuiteError(f"unknown curve '{curve}' (known: {', '.join(CURVES)})")
@@ -74,9 +75,10 @@ def curve_points(runs: pd.DataFrame, curve: str, metric: str = "f1", split: str 
     return points
 
 
-def curve_figure(runs: pd.DataFrame, curve: str, metric: str = "f1", split: str = "test") -> Figure:
+def curve_figure(runs: pd.DataFrame, curve: str, metric: str = SCORE, split: str = "test") -> Figure:
     """One panel per task, one line per `CURVES[curve]` keys, error bars = std over seeds."""
     points = curve_points(runs, curve, metric, split)
+    title = metric_title(runs, metric)
     tasks = sorted(points["task"].unique())
     figure = Figure(figsize=(7.5, 3.6 * len(tasks)), layout="constrained")
     FigureCanvasAgg(figure)
@@ -87,12 +89,12 @@ def curve_figure(runs: pd.DataFrame, curve: str, metric: str = "f1", split: str 
             group = group.sort_values("x")
             axis.errorbar(group["x"], group["mean"], yerr=group["std"].fillna(0), marker="o", capsize=3, label=line)
         best = chosen["best"].dropna()
-        if metric == "f1" and split == "test" and not best.empty:
+        if metric in ("f1", SCORE) and split == "test" and not best.empty:
             reference = best.iloc[0]
             axis.axhline(reference.value, color="0.3", linestyle=(0, (4, 2)), linewidth=1.2, label=f"best published {reference.value:.2f} ({reference.source})")
-        axis.set_title(f"{task}: {split} {metric} (%), mean ± std over seeds")
+        axis.set_title(f"{task}: {split} {title} (%), mean ± std over seeds")
         axis.set_xlabel(CURVES[curve][1])
-        axis.set_ylabel(f"{split} {metric} (%)")
+        axis.set_ylabel(f"{split} {title} (%)")
         axis.grid(alpha=0.3)
         handles, labels = axis.get_legend_handles_labels()
         order = sorted(range(len(labels)), key=lambda i: labels[i].startswith("best published"))  # the lines, then the reference
@@ -101,7 +103,7 @@ def curve_figure(runs: pd.DataFrame, curve: str, metric: str = "f1", split: str 
     return figure
 
 
-def write_curve(runs: pd.DataFrame, curve: str, path: Path, metric: str = "f1", split: str = "test") -> Figure:
+def write_curve(runs: pd.DataFrame, curve: str, path: Path, metric: str = SCORE, split: str = "test") -> Figure:
     """Write the learning curve of `runs` to `path` as PNG, atomically; the figure drawn."""
     figure = curve_figure(runs, curve, metric, split)
     with atomic_file(path) as temp:

@@ -25,7 +25,8 @@ from matplotlib.figure import Figure
 from flairsuite.atomic import atomic_file
 from flairsuite.results.references import BEST_PUBLISHED, ZOELLNER_2021_TABLE8, known_task
 from flairsuite.results.table8 import paper_value
-from flairsuite.results.tables import FIX, comparison_table
+from flairsuite.results.collect import SCORE
+from flairsuite.results.tables import FIX, comparison_table, labeled_by_metric, metric_title
 
 GROUP_SHARE = 0.8  # share of a corpus group's slot the bars fill
 BAR_INCHES = 0.15  # width of one bar
@@ -158,7 +159,7 @@ def draw_best(axis: Axes, tasks: list, share: float) -> tuple[list[Artist], list
     return lines, [reference.value for reference in best.values()]
 
 
-def draw_panel(axis: Axes, panel: Panel, metric: str, split: str, table8: bool, axes_inches: float) -> None:
+def draw_panel(axis: Axes, panel: Panel, metric: str, split: str, table8: bool, axes_inches: float, title: str) -> None:
     """Bars, error bars and reference markers of one experiment, legend right of the axes (about `axes_inches` wide)."""
     means = panel.table.xs("mean", axis=1, level="stat")
     stds = panel.table.xs("std", axis=1, level="stat").fillna(0)
@@ -167,7 +168,7 @@ def draw_panel(axis: Axes, panel: Panel, metric: str, split: str, table8: bool, 
     containers, centres = draw_rows(axis, means, stds, share / n_rows)
     handles: list[object] = [*containers]  # legend: the rows, then the references
     extremes = [*(means - stds).stack().dropna(), *(means + stds).stack().dropna()]
-    if metric == "f1" and split == "test":
+    if metric in ("f1", SCORE) and split == "test":
         tasks = [panel.tasks.get(label) for label in means.columns]
         for artists, values in [draw_paper(axis, means, centres, tasks, share / n_rows) if table8 else ([], []), draw_best(axis, tasks, share)]:
             handles += artists
@@ -178,10 +179,10 @@ def draw_panel(axis: Axes, panel: Panel, metric: str, split: str, table8: bool, 
     axis.set_xlim(-0.5, n_groups - 0.5)
     axis.grid(axis="y", alpha=0.3)
     axis.set_axisbelow(True)
-    axis.set_title(f"{panel.title}: {split} {metric} (%), mean ± std over seeds")
+    axis.set_title(f"{panel.title}: {split} {title} (%), mean ± std over seeds")
     if bottom > 0:
         mark_broken_axis(axis)
-    axis.set_ylabel(f"{split} {metric} (%)" + (f"; axis starts at {bottom:.1f}, not 0" if bottom > 0 else ""))
+    axis.set_ylabel(f"{split} {title} (%)" + (f"; axis starts at {bottom:.1f}, not 0" if bottom > 0 else ""))
     axis.legend(
         handles=handles, title=row_labels(means.index)[1], loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
         fontsize="small", title_fontsize="small", alignment="left",
@@ -209,25 +210,24 @@ def panel_room(panel: Panel, reference_labels: list[str]) -> Room:
     return Room(max(4.5, n_groups * slot), legend, max(6.5, 0.23 * (n_rows + 1 + len(reference_labels)) + 1.6))
 
 
-def comparison_figure(runs: pd.DataFrame, metric: str = "f1", split: str = "test", table8: bool = False) -> Figure:
+def comparison_figure(runs: pd.DataFrame, metric: str = SCORE, split: str = "test", table8: bool = False) -> Figure:
     """One panel per experiment of `runs`; `table8`: also the paper's values as ticks over the bars (no pyplot state: an Agg canvas)."""
-    panels = [
-        Panel(str(experiment), comparison_table(group, metric, split), group_tasks(group))
-        for experiment, group in runs.groupby("experiment", sort=True)
-    ]
-    references = metric == "f1" and split == "test"  # the references are test E-F1
+    groups = [(str(experiment), labeled_by_metric(group, metric)) for experiment, group in runs.groupby("experiment", sort=True)]
+    panels = [Panel(experiment, comparison_table(group, metric, split), group_tasks(group)) for experiment, group in groups]
+    titles = [metric_title(group, metric) for _, group in groups]
+    references = metric in ("f1", SCORE) and split == "test"  # the references are test E-F1 (NER corpora only)
     reference_labels = ([PAPER_LABEL] if table8 else []) + [f"best published ({source})" for source in sorted({r.source for r in BEST_PUBLISHED.values()})]
     rooms = [panel_room(panel, reference_labels if references else []) for panel in panels]
     width = max(room.axes + room.legend for room in rooms) + MARGIN_INCHES
     figure = Figure(figsize=(width, sum(room.height for room in rooms)), layout="constrained")
     FigureCanvasAgg(figure)  # figure.canvas.draw() works, still without pyplot
     axes = figure.subplots(len(panels), 1, squeeze=False, height_ratios=[room.height for room in rooms])[:, 0]
-    for axis, panel, room in zip(axes, panels, rooms):
-        draw_panel(axis, panel, metric, split, table8, width - room.legend - MARGIN_INCHES)
+    for axis, panel, room, title in zip(axes, panels, rooms, titles):
+        draw_panel(axis, panel, metric, split, table8, width - room.legend - MARGIN_INCHES, title)
     return figure
 
 
-def write_plot(runs: pd.DataFrame, path: Path, metric: str = "f1", split: str = "test", table8: bool = False) -> Figure:
+def write_plot(runs: pd.DataFrame, path: Path, metric: str = SCORE, split: str = "test", table8: bool = False) -> Figure:
     """Write the comparison chart of `runs` to `path` as PNG, atomically; the figure drawn."""
     figure = comparison_figure(runs, metric, split, table8)
     with atomic_file(path) as temp:

@@ -6,6 +6,11 @@ corpus labels, cells are `mean ± std (n)` over seeds in percent with 2 decimals
 std (ddof=1), shown as `–` (LaTeX `--`) when n = 1. The best cell per column (highest mean as
 shown; ties all) is bold in md (`**…**`) and LaTeX (`\\textbf{…}`) and ends with `*` in CSV.
 A corpus evaluated on a subsample gets a `†` and a footnote under the table.
+
+The default metric, `score`, is each run's main score: entity F1 on NER corpora, token accuracy on
+PoS ones (`flairsuite.corpora.tasks`). A table that holds both names the metric in each PoS
+column's header (`ud-en-ewt [accuracy]`) and in its title; `f1`, `precision`, `recall` and
+`accuracy` show that score only, blank where a corpus's task has none.
 """
 
 import csv
@@ -14,8 +19,9 @@ from typing import Callable, NamedTuple
 
 import pandas as pd
 
+from flairsuite.corpora.tasks import TASKS
 from flairsuite.errors import FlairsuiteError
-from flairsuite.results.collect import SCORES, SCORED_SPLITS
+from flairsuite.results.collect import SCORE, SCORED_SPLITS, SCORES
 
 KEYS = ("embeddings", "tagger")
 FIX = "entity_fix"
@@ -42,6 +48,26 @@ STYLES = {
 }
 
 
+def metric_title(runs: pd.DataFrame, metric: str) -> str:
+    """How a title names `metric` over `runs`: `F1`, `accuracy`, or for `score` over NER and PoS runs `F1 (NER), accuracy (PoS)`."""
+    if metric != SCORE:
+        return metric
+    tasks = [TASKS[name] for name in TASKS if name in set(runs["task"])]
+    if len(tasks) == 1:
+        return tasks[0].metric_title
+    return ", ".join(f"{t.metric_title} ({t.name.upper() if t.spans else 'PoS'})" for t in tasks)
+
+
+def labeled_by_metric(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """`runs` with `[accuracy]` after the corpus label of non-NER runs, when `metric` is `score` and the runs mix tasks."""
+    if metric != SCORE or runs["task"].nunique() < 2:
+        return runs
+    titled = runs.copy()
+    tagging = titled["task"] != "ner"
+    titled.loc[tagging, "corpus_label"] = titled.loc[tagging].apply(lambda row: f"{row['corpus_label']} [{TASKS[row['task']].metric_title}]", axis=1)
+    return titled
+
+
 def score_column(metric: str, split: str) -> str:
     """`("f1", "test")` -> `"test_f1"`; an unknown metric or split is an error."""
     if metric not in SCORES or split not in SCORED_SPLITS:
@@ -55,7 +81,7 @@ def row_keys(runs: pd.DataFrame) -> list[str]:
     return [KEYS[0], *tuned, *KEYS[1:], *([FIX] if runs[FIX].any() else [])]
 
 
-def comparison_table(runs: pd.DataFrame, metric: str = "f1", split: str = "test") -> pd.DataFrame:
+def comparison_table(runs: pd.DataFrame, metric: str = SCORE, split: str = "test") -> pd.DataFrame:
     """Mean, sample std and n over seeds of `<split>_<metric>` in percent.
 
     Index: embeddings, tagger (, entity_fix); columns: (corpus_label, mean|std|n), corpora sorted.
@@ -67,7 +93,7 @@ def comparison_table(runs: pd.DataFrame, metric: str = "f1", split: str = "test"
     return stats.unstack("corpus_label").swaplevel(axis=1).reindex(columns=columns)
 
 
-def per_type_table(per_type: pd.DataFrame, corpus_label: str, metric: str = "f1", split: str = "test") -> pd.DataFrame:
+def per_type_table(per_type: pd.DataFrame, corpus_label: str, metric: str = SCORE, split: str = "test") -> pd.DataFrame:
     """Mean over seeds of `metric` per entity type in percent for one corpus: columns = types.
 
     Rows as comparison_table; the Entity-Fix level is there when any row of `per_type` (pass one
@@ -170,20 +196,23 @@ WRITERS = {"md": markdown, "csv": csv_text, "latex": latex}
 
 
 def report(
-    runs: pd.DataFrame, per_type: pd.DataFrame, fmt: str = "md", metric: str = "f1", split: str = "test", with_per_type: bool = False
+    runs: pd.DataFrame, per_type: pd.DataFrame, fmt: str = "md", metric: str = SCORE, split: str = "test", with_per_type: bool = False
 ) -> str:
     """One comparison table per experiment (and, if asked, one per-type table per corpus), blank-line separated."""
     style = STYLES[fmt]
     sections = []
     for experiment, group in runs.groupby("experiment", sort=True):
-        notes = subsample_notes(group)
-        table = comparison_table(group, metric, split)
-        title = f"{experiment}: {split} {metric} (%), mean ± std over seeds (n)"
+        labeled = labeled_by_metric(group, metric)
+        notes = subsample_notes(labeled)
+        table = comparison_table(labeled, metric, split)
+        title = f"{experiment}: {split} {metric_title(group, metric)} (%), mean ± std over seeds (n)"
         sections.append(render(title, comparison_cells(table, style), notes, fmt))
         if with_per_type:
             types = per_type[per_type["experiment"] == experiment]
             for label in sorted(set(types.loc[types["split"] == split, "corpus_label"])):
-                title = f"{experiment}: {label}, {split} {metric} per entity type (%), mean over seeds"
+                rows = types[types["corpus_label"] == label]
+                unit = "entity type" if (rows["task"] == "ner").all() else "tag"
+                title = f"{experiment}: {label}, {split} {metric_title(rows, metric)} per {unit} (%), mean over seeds"
                 cells = per_type_cells(per_type_table(types, label, metric, split), style)
                 sections.append(render(title, cells, {k: v for k, v in notes.items() if k == label}, fmt))
     return "\n\n".join(sections)

@@ -18,7 +18,7 @@ from flair.data import Sentence
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.markup.spans import Span
 from flairsuite.models.crf import Tagged
-from flairsuite.predict import FLAIR_BATCH_SIZE, char_spans, fixed, flair_tags, load_tagger, predicts_spans, split
+from flairsuite.predict import FLAIR_BATCH_SIZE, char_spans, check_spans, fixed, flair_tags, load_tagger, predicts_spans, split
 
 PROBLEM_CHARACTERS = re.compile("[\u200b\u200c\ufe0f\ufeff\u2028\u2029\u0080-\u0099]")  # what Sentence._handle_problem_characters changes
 
@@ -64,6 +64,7 @@ class TextTagger:
 
     def __init__(self, model_path: Path, fast: bool = True, batch_size: Optional[int] = None, entity_fix: bool = False) -> None:
         self.model: flair.nn.Classifier = load_tagger(model_path)
+        check_spans(self.model, model_path, entity_fix, markup=False)
         self.name = model_path.name
         self.fast = FastTagger(self.model, batch_size=batch_size or BATCH_SIZE) if fast else None
         self.batch_size = batch_size or FLAIR_BATCH_SIZE

@@ -28,6 +28,7 @@ from tqdm import tqdm
 
 import flairsuite
 from flairsuite.atomic import atomic_file, write_json, write_text
+from flairsuite.corpora.tasks import task
 from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, digest, fingerprint, load_experiment, run_record, runs
@@ -40,7 +41,7 @@ from flairsuite.tagging.cache import cached_vectors, frozen
 from flairsuite.tagging.claim import claimed
 from flairsuite.tagging.data import LabeledSplit, labeled_splits, subsample_note
 from flairsuite.tagging.features import Part, SplitFeatures
-from flairsuite.tagging.scoring import flair_f1, strict_scores
+from flairsuite.tagging.scoring import flair_f1, strict_scores, task_scores
 from flairsuite.tagging.train import decode, train_tagger
 
 STATE_FILE = "experiment.json"
@@ -96,12 +97,18 @@ def features(run: Run, modules: list[TokenEmbeddings], data: GridData, split: st
 
 
 def tag_dictionary(corpus: CorpusChoice) -> Dictionary:
-    """The entity types of the corpus (registry order; own corpora: sorted), marked as span labels (Flair adds O, B-, I-)."""
+    """NER: the entity types of the corpus (registry order; own corpora: sorted), marked as span labels
+    (Flair adds O, B-, I-). PoS: its tags as they are, one per token."""
     dictionary = Dictionary(add_unk=False)
-    dictionary.span_labels = True
+    dictionary.span_labels = corpus.task.spans
     for entity_type in corpus.spec().output_types:
         dictionary.add_item(entity_type)
     return dictionary
+
+
+def label_type(corpus: CorpusChoice) -> str:
+    """The label the corpus's tagger predicts: `ner`, or the PoS column (`upos`, `xpos`) as `SequenceTagger.predict` adds it."""
+    return LABEL_TYPE if corpus.task.spans else corpus.spec().label_type or corpus.task.name
 
 
 def write_predictions(target: Path, split: LabeledSplit, predicted: list[list[str]]) -> None:
@@ -128,8 +135,10 @@ def variant(run_id: str, fix: bool) -> str:
     return f"{run_id}/{FIX_FOLDER}" if fix else run_id
 
 
-def scores(gold: list[list[str]], raw: list[list[str]], fix: bool) -> tuple[dict[str, Any], float]:
-    """Strict IOB2 scores and Flair's F1 of the raw tags, or of the tags after Entity-Fix."""
+def scores(task_name: str, gold: list[list[str]], raw: list[list[str]], fix: bool) -> tuple[dict[str, Any], Optional[float]]:
+    """NER: strict IOB2 scores and Flair's F1 of the raw tags, or of the tags after Entity-Fix. PoS: accuracy, no Flair F1."""
+    if not task(task_name).spans:
+        return task_scores(task_name, gold, raw), None
     predicted = [entity_fix(tags) for tags in raw] if fix else raw
     return strict_scores(gold, predicted), flair_f1(gold, predicted)
 
@@ -142,14 +151,14 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
     started = time.perf_counter()
     with PeakMemory() as peak:  # the run's peak RssAnon (memory-mapped cache pages excluded) and RSS
         flair.set_seed(run.seed)  # the initial weights depend on the seed only, not on the runs before this one in the process
-        model = build_tagger(run.tagger, stack(list(run.embedding_specs), data.home), tag_dictionary(run.corpus), LABEL_TYPE)
+        model = build_tagger(run.tagger, stack(list(run.embedding_specs), data.home), tag_dictionary(run.corpus), label_type(run.corpus))
         modules = embedding_modules(model.embeddings)
         for spec, module in zip(run.embedding_specs, modules):
             set_trainable(spec, module, run.fine_tune)
         with_dev = run.train_settings["train_with_dev"]
         train, dev, test = (features(run, modules, data, split) for split in (TRAIN_WITH_DEV if with_dev else "train", "dev", "test"))
         progress = train_tagger(model, train, None if with_dev else dev, run.train_settings, run.seed, run_dir / CHECKPOINT_FILE, run.run_id,
-                                key=run_digest)
+                                key=run_digest, task=run.corpus.task.name)
         raw = {"dev": decode(model, dev), "test": decode(model, test)}
         write_predictions(run_dir / PREDICTIONS_FILE, test.split, raw["test"])
         save_model(model, run_dir / MODEL_FILE)
@@ -157,6 +166,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
     common = {
         **record,
         "experiment": run.experiment,
+        "task": run.corpus.task.name,
         "corpus_options": run.corpus.options,
         "corpus_label": run.corpus.label,
         "subsample": subsample_note(run.corpus.subsample),
@@ -175,9 +185,11 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
     }
     metrics = {}
     for fix in run.entity_fix:
-        (dev_scores, dev_flair), (test_scores, test_flair) = (scores(split.split.tags, raw[name], fix) for name, split in (("dev", dev), ("test", test)))
+        (dev_scores, dev_flair), (test_scores, test_flair) = (
+            scores(run.corpus.task.name, split.split.tags, raw[name], fix) for name, split in (("dev", dev), ("test", test))
+        )
         metrics[fix] = {**common, "run": variant(run.run_id, fix), "entity_fix": fix, "dev": dev_scores, "test": test_scores,
-                        "flair_f1": {"dev": dev_flair, "test": test_flair}}
+                        **({"flair_f1": {"dev": dev_flair, "test": test_flair}} if run.corpus.task.spans else {})}
     return metrics
 
 
@@ -272,8 +284,9 @@ def train_and_record(run: Run, run_digest: str, data: GridData, out: Path, diges
     lines = []
     for metrics in train_run(run, data, out / run.run_id, run_digest, digests).values():
         write_json(out / metrics["run"] / METRICS_FILE, metrics)
-        lines.append(f"{metrics['run']}: test F1 {metrics['test']['f1'] * 100:.2f} (dev {metrics['dev']['f1'] * 100:.2f}), "
-                     f"{metrics['epochs']} epochs, {metrics['seconds']:.0f} s")
+        metric = run.corpus.task
+        lines.append(f"{metrics['run']}: test {metric.metric_title} {metrics['test'][metric.metric] * 100:.2f} "
+                     f"(dev {metrics['dev'][metric.metric] * 100:.2f}), {metrics['epochs']} epochs, {metrics['seconds']:.0f} s")
     (out / run.run_id / CHECKPOINT_FILE).unlink(missing_ok=True)
     return lines
 

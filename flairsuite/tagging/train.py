@@ -31,10 +31,11 @@ import torch
 from flair.optim import LinearSchedulerWithWarmup
 from tqdm import tqdm
 
+from flairsuite.corpora.tasks import TASKS
 from flairsuite.models.protocol import features_decode, features_loss
 from flairsuite.models.settings import TrainSettings
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.scoring import strict_scores
+from flairsuite.tagging.scoring import main_score
 from flairsuite.training import TrainingLoop
 
 CLIP_NORM = 5.0  # Flair's ModelTrainer
@@ -76,9 +77,9 @@ def decode(model: torch.nn.Module, features: SplitFeatures, batch_size: int = DE
     return predicted
 
 
-def dev_f1(model: torch.nn.Module, dev: SplitFeatures) -> float:
-    """Strict IOB2 entity F1 of the model on `dev`."""
-    return strict_scores(dev.split.tags, decode(model, dev))["f1"]
+def dev_score(model: torch.nn.Module, dev: SplitFeatures, task: str = "ner") -> float:
+    """The task's main score of the model on `dev`: strict IOB2 entity F1 (NER) or token accuracy (PoS)."""
+    return main_score(task, dev.split.tags, decode(model, dev))
 
 
 def epoch_order(size: int, samples: Optional[int]) -> list[int]:
@@ -154,8 +155,9 @@ class TaggerTraining(TrainingLoop[TaggerProgress]):
         checkpoint_path: Path,
         desc: str = "",
         key: Optional[str] = None,
+        task: str = "ner",
     ) -> None:
-        self.model, self.train, self.dev, self.settings = model, train, dev, settings
+        self.model, self.train, self.dev, self.settings, self.task = model, train, dev, settings, task
         self.seed, self.checkpoint_path, self.desc, self.key = seed, checkpoint_path, desc, key
         parameters = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = settings.optimizer_class()(parameters, lr=settings.learning_rate)
@@ -208,10 +210,11 @@ class TaggerTraining(TrainingLoop[TaggerProgress]):
         With the linear schedule the last epoch counts as the best (its weights stay in the model).
         """
         progress, dev, loss = self.progress, self.dev, self._loss
-        score = dev_f1(self.model, dev) if dev is not None else -loss
+        score = dev_score(self.model, dev, self.task) if dev is not None else -loss
         if not self.linear:
             self.scheduler.step(score if dev is not None else loss)
-        progress.history.append({"epoch": progress.epoch, "loss": loss, "dev_f1": score if dev is not None else None, "lr": self._learning_rate})
+        progress.history.append({"epoch": progress.epoch, "loss": loss, f"dev_{TASKS[self.task].metric}": score if dev is not None else None,
+                                 "lr": self._learning_rate})
         if dev is None or self.linear or score > progress.best_score:
             progress.best_score, progress.best_epoch = score, progress.epoch
             if not self.linear:
@@ -234,16 +237,18 @@ def train_tagger(
     checkpoint_path: Path,
     desc: str = "",
     key: Optional[str] = None,
+    task: str = "ner",
 ) -> TaggerProgress:
     """Train `model` with `settings` (a TrainSettings, or a mapping of its keys); resumes from `checkpoint_path`.
 
     `dev` is None with `train_with_dev` (then `train` holds train + dev). The model ends with the
     weights of the best dev epoch (or of the last epoch without dev). `key` (e.g. a digest of the
     run's settings and embedding files) is saved in the checkpoint: a checkpoint saved under another
-    key is stale and training starts over.
+    key is stale and training starts over. `task` (`ner`, `pos`) names the dev score that picks the
+    best epoch: entity F1 or token accuracy.
     """
     if not isinstance(settings, TrainSettings):
         settings = TrainSettings.from_mapping("training settings", settings)
-    training = TaggerTraining(model, train, dev, settings, seed, checkpoint_path, desc, key)
+    training = TaggerTraining(model, train, dev, settings, seed, checkpoint_path, desc, key, task)
     training.setup()
     return training.run()

@@ -16,8 +16,8 @@ from gensim.models.keyedvectors import KeyedVectors
 
 from flairsuite.corpora.labeled import read_split
 from flairsuite.corpora.registry import dataset, names
+from flairsuite.corpora.tasks import LABELED_TASKS
 
-LABELED_TASKS = ("ner", "pos")
 DIGIT = re.compile(r"\d")
 
 
