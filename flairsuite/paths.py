@@ -6,6 +6,7 @@
 | `charlm_dir(home)` | `<home>/charlm` | character LMs, one folder per model (`de-forward/best-lm.pt`) |
 | `wordvectors_dir(home)` | `<home>/wordvectors` | fastText vectors, one folder per language (`de-fasttext/`) |
 | `bert_dir(home)` | `<home>/bert` | small BERTs, one Hugging Face model folder per model (`de-cpu/`) |
+| `lexicons_dir(home)` | `<home>/lexicons` | entity lexicons mined from raw text, one TSV per lexicon (`de.tsv`) |
 | `results_dir(home)` | `<home>/results` | tagging runs, one folder per experiment |
 | `cache_dir(home)` | `<home>/cache` | what is computed once and reused: |
 | `prepared_dir(home)` | `<home>/cache/prepared` | raw text prepared for pre-training (shared by train-charlm and train-fasttext) |
@@ -50,6 +51,11 @@ def wordvectors_dir(root: Optional[Path] = None) -> Path:
 def bert_dir(root: Optional[Path] = None) -> Path:
     """Small BERTs below `root` (default: the home folder)."""
     return (home() if root is None else root) / "bert"
+
+
+def lexicons_dir(root: Optional[Path] = None) -> Path:
+    """Where `discover-words` writes lexicons (`lexicons/NAME.tsv`) and `lexicon:NAME` finds them."""
+    return (home() if root is None else root) / "lexicons"
 
 
 def results_dir(root: Optional[Path] = None) -> Path:

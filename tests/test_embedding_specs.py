@@ -155,7 +155,7 @@ def test_a_new_kind_is_one_table_entry(toy_home):
     for spec, message in [
         ("toy", "embedding spec 'toy' needs a name, e.g. toy:mini"),
         ("toy:Mini", "embedding spec 'toy:Mini': write toy:LOWERCASE"),
-        ("elmo", "unknown embedding kind 'elmo'. Known: charlm, fasttext, char, bert, toy."),
+        ("elmo", "unknown embedding kind 'elmo'. Known: charlm, fasttext, char, lexicon, bert, toy."),
         ("toy:big", f"{home}/wordvectors/big-toy.json not found: run `flairsuite make-toy big`"),
     ]:
         with pytest.raises(FlairsuiteError) as caught:

@@ -111,7 +111,7 @@ ERRORS = [
     ({"taggers": []}, "key 'taggers' is empty: list at least one, e.g. `taggers: [bilstm-crf, map-crf, map]`"),
     ({"taggers": ["map", "map"], "tagger_train": {}}, "taggers: map is listed twice: remove one"),
     ({"embeddings": {"proposed": ["charlm:de"]}}, "embeddings: proposed: embedding spec 'charlm:de': write charlm:NAME-forward or charlm:NAME-backward"),
-    ({"embeddings": {"classic": ["glove:en"]}}, "embeddings: classic: unknown embedding kind 'glove'. Known: charlm, fasttext, char, bert."),
+    ({"embeddings": {"classic": ["glove:en"]}}, "embeddings: classic: unknown embedding kind 'glove'. Known: charlm, fasttext, char, lexicon, bert."),
     ({"embeddings": {"classic": ["fasttext"]}}, "embeddings: classic: embedding spec 'fasttext' needs a name, e.g. fasttext:de"),
     ({"embeddings": {"classic": []}}, "embeddings: 'classic' must be a non-empty list of embedding specs, e.g. [fasttext:de]"),
     ({"embeddings": {"classic": "fasttext:de"}}, "embeddings: 'classic' must be a non-empty list of embedding specs, e.g. [fasttext:de]"),

@@ -5,10 +5,11 @@
 | `charlm:NAME-forward`, `charlm:NAME-backward` | `FlairEmbeddings` | `charlm/NAME-DIRECTION/best-lm.pt` |
 | `fasttext:LANG` | `WordEmbeddings` | `wordvectors/LANG-fasttext/vectors.kv` (+ side files) |
 | `char` | `CharacterEmbeddings` (task-trained, Lample et al. 2016) | none: a built-in character set |
+| `lexicon:NAME`, `lexicon:NAME@OPTION` (`lexicon.py`) | `LexiconEmbeddings` (task-trained: position in a lexicon match) | `lexicons/NAME.tsv` |
 | `bert:NAME`, `bert:NAME@OPTION` (`bert.py`) | `TransformerWordEmbeddings` (fixed, or fine-tuned) | `bert/NAME/config.json` (+ weights, tokenizer) |
 
 Each kind is one entry of `kinds.EMBEDDING_KINDS`, its functions in its module (`charlm.py`,
-`fasttext.py`, `char.py`, `bert.py`); the functions here read that table. Also here: the LSTM kernels of the
+`fasttext.py`, `char.py`, `lexicon.py`, `bert.py`); the functions here read that table. Also here: the LSTM kernels of the
 fast featurizers (`lstm.py`), and `length_batches`, `token_vectors` (`batching.py`).
 """
 

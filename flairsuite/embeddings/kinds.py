@@ -1,7 +1,7 @@
 """The embedding kinds: `EmbeddingKind` and the registry `EMBEDDING_KINDS`, one entry per kind.
 
 An entry says everything the suite needs to know about a kind (its functions live in the kind's
-module: `charlm.py`, `fasttext.py`, `char.py`, `bert.py`): the spec grammar, the artifact a spec names below
+module: `charlm.py`, `fasttext.py`, `char.py`, `lexicon.py`, `bert.py`): the spec grammar, the artifact a spec names below
 the home folder and the command that builds it, what a cache key digests, whether the embedding
 is fixed while a tagger trains (and so cacheable), how it becomes a Flair embedding, and its fast
 inference path. The functions of the package (`flairsuite.embeddings`) read this table and nothing
@@ -18,7 +18,7 @@ import torch
 from flair.data import Sentence
 from flair.embeddings import TokenEmbeddings
 
-from flairsuite.embeddings import bert, char, charlm, fasttext
+from flairsuite.embeddings import bert, char, charlm, fasttext, lexicon
 
 Featurizer = Callable[[list[Sentence]], torch.Tensor]  # sentences -> (their tokens, dim), in order
 
@@ -92,6 +92,17 @@ EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
             frozen=char.frozen,
             resolve=char.resolve,
             recognizes=char.recognizes,
+        ),
+        "lexicon": EmbeddingKind(
+            takes_name=True,
+            example="lexicon:de",
+            check_name=lexicon.check_name,
+            artifact=lexicon.artifact,
+            build_command=lexicon.build_command,
+            digested=lexicon.digested,
+            frozen=lexicon.frozen,
+            resolve=lexicon.resolve,
+            recognizes=lexicon.recognizes,
         ),
         "bert": EmbeddingKind(
             takes_name=True,

@@ -10,7 +10,7 @@ import itertools
 import json
 import re
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -40,6 +40,7 @@ EXAMPLES = {
 KEYS = tuple(EXAMPLES)
 REQUIRED = ("name", "corpora", "embeddings", "taggers", "seeds")
 SUBSAMPLE = "subsample"
+DEV_FRACTION = "dev_fraction"
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 SAFE_NAME_RULE = "letters, digits and . _ + - (starting with a letter or digit)"
 MAX_SEED = 2**32  # numpy's seed range, which flair.set_seed uses
@@ -54,30 +55,50 @@ class CorpusChoice:
     options: dict[str, str]
     subsample: Optional[float] = None
     own: Optional[DatasetSpec] = field(default=None, repr=False)
+    dev_fraction: Optional[float] = None  # a registered set without a labeled test split: dev from train, its dev as test
 
     def spec(self) -> DatasetSpec:
-        """What the loaders read: the registry entry with the options, or the own corpus's spec."""
-        return self.own if self.own is not None else dataset(self.name, **self.options)
+        """What the loaders read: the registry entry with the options, or the own corpus's spec.
+
+        With `dev_fraction` (a dataset whose test labels are hidden, e.g. CLUENER): dev is that share
+        of train (fixed, seeded) and the dataset's official dev split is read as test.
+        """
+        if self.own is not None:
+            return self.own
+        spec = dataset(self.name, **self.options)
+        if self.dev_fraction is None:
+            return spec
+        splits = {"train": spec.splits["train"], "test": spec.splits["dev"]}
+        return replace(spec, splits=splits, dev_fraction=self.dev_fraction)
+
+    @property
+    def split_note(self) -> Optional[str]:
+        """How the splits differ from the dataset's own, for metrics and table footnotes (None: they do not)."""
+        if self.dev_fraction is None or self.own is not None:
+            return None
+        return (f"dev is {self.dev_fraction * 100:g}% of train (fixed sample, seed 1) for model selection; "
+                "test is the official dev split (the test labels are hidden)")
 
     @property
     def task(self) -> Task:
         """What the corpus's tags are (NER spans, PoS tags) and how runs on it are scored."""
         return task(self.spec().task)
 
-    def _parts(self, percent_format: str) -> list[str]:
+    def _parts(self, percent_format: str, dev_format: str) -> list[str]:
         percent = [percent_format.format(f"{self.subsample * 100:g}")] if self.subsample is not None else []
-        return [*self.options.values(), *percent]
+        dev = [dev_format.format(f"{self.dev_fraction * 100:g}")] if self.dev_fraction is not None and self.own is None else []
+        return [*self.options.values(), *dev, *percent]
 
     @property
     def label(self) -> str:
-        """Table column name: `sturm`, `ler (coarse)`, `ler (coarse, 10% train)`."""
-        parts = self._parts("{}% train")
+        """Table column name: `sturm`, `ler (coarse)`, `ler (coarse, 10% train)`, `cluener (dev 10% of train)`."""
+        parts = self._parts("{}% train", "dev {}% of train")
         return f"{self.name} ({', '.join(parts)})" if parts else self.name
 
     @property
     def key(self) -> str:
-        """Folder name of the corpus in run ids: `sturm`, `ler-coarse`, `ler-coarse-10pct`."""
-        return "-".join([self.name, *self._parts("{}pct")])
+        """Folder name of the corpus in run ids: `sturm`, `ler-coarse`, `ler-coarse-10pct`, `cluener-dev10pct`."""
+        return "-".join([self.name, *self._parts("{}pct", "dev{}pct")])
 
 
 @dataclass(frozen=True)
@@ -212,18 +233,33 @@ def _corpus(entry: Any, base: Path) -> CorpusChoice:
             f"corpora: entry {show(entry)} needs a dataset name or a folder, as `sturm`, `{{name: ler, granularity: coarse}}` "
             "or `{name: letters, path: data/letters/}`"
         )
-    options = {key: value for key, value in entry.items() if key not in ("name", SUBSAMPLE)}
+    options = {key: value for key, value in entry.items() if key not in ("name", SUBSAMPLE, DEV_FRACTION)}
     name = entry["name"]
     try:
         spec = dataset(name, **{str(key): str(value) for key, value in options.items()})
     except FlairsuiteError as err:
         raise FlairsuiteError(f"corpora: {err}") from None
+    dev_fraction = _dev_fraction(spec, entry.get(DEV_FRACTION)) if DEV_FRACTION in entry else None
     if spec.task not in LABELED_TASKS:
         labeled = ", ".join(n for n in names() if dataset(n).task in LABELED_TASKS)
         raise FlairsuiteError(f"corpora: '{name}' is a raw-text set for language models, not a labeled corpus: use one of {labeled}")
+    if dev_fraction is None and "test" not in spec.splits:
+        raise FlairsuiteError(
+            f"corpora: '{name}' has no labeled test split ({spec.unlabeled_test or 'none'}): add dev_fraction, e.g. "
+            f"{{name: {name}, dev_fraction: 0.1}}, to select models on that share of train and report on its dev split"
+        )
     defaults = dataset(name).options
     chosen = {key: value for key, value in spec.options.items() if value != defaults[key]}
-    return CorpusChoice(name, chosen, _subsample(name, entry.get(SUBSAMPLE)))
+    return CorpusChoice(name, chosen, _subsample(name, entry.get(SUBSAMPLE)), dev_fraction=dev_fraction)
+
+
+def _dev_fraction(spec: DatasetSpec, value: Any) -> float:
+    """`dev_fraction` of a registered set: only for one without a labeled test split, a share of train in (0, 1)."""
+    if "test" in spec.splits:
+        raise FlairsuiteError(f"corpora: {spec.name}: dev_fraction is for datasets without a labeled test split (e.g. cluener) and own corpora")
+    if not is_number(value) or not 0 < value < 1:
+        raise FlairsuiteError(f"corpora: {spec.name}: dev_fraction must be a share of train in (0, 1), e.g. 0.1 (found {show(value)})")
+    return float(value)
 
 
 def _corpora(data: dict[str, Any], base: Path) -> list[CorpusChoice]:
@@ -423,6 +459,7 @@ def run_record(run: Run) -> dict[str, Any]:
         "corpus": run.corpus.name,
         "corpus_options": run.corpus.options,
         "subsample": run.corpus.subsample,
+        **({"dev_fraction": run.corpus.dev_fraction} if run.corpus.dev_fraction is not None and run.corpus.own is None else {}),
         "embedding_specs": list(run.embedding_specs),
         "tagger": run.tagger,
         "seed": run.seed,

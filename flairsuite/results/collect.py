@@ -33,7 +33,8 @@ token accuracy instead of entity scores, and no `flair_f1`:
 share of its tokens tagged right). Tables show each run's main score, `score` (F1 for NER, accuracy
 for PoS: `flairsuite.corpora.tasks`), so one table can hold NER and PoS columns side by side.
 Scores are fractions in [0, 1]. `subsample` is null, or a description of the fixed subsample the
-run used (e.g. `"10% of train (seed 1)"`); tables footnote it. `corpus_label` names the table
+run used (e.g. `"10% of train (seed 1)"`); tables footnote it, as they do `split_note` (optional: how the splits differ from the
+dataset's own, e.g. CLUENER's dev sampled from train and its official dev read as test). `corpus_label` names the table
 column, so it must tell apart corpus options (`"ler (coarse)"`).
 """
 
@@ -197,6 +198,7 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
         row["metric"] = task(row["task"]).metric
         row["embedding_specs"] = " ".join(m["embedding_specs"])
         row["corpus_options"] = m["corpus_options"]
+        row["split_note"] = m.get("split_note")
         for split in SCORED_SPLITS:
             row.update({f"{split}_{score}": value for score, value in split_scores(row["task"], m[split]).items()})
         row.update({f"flair_{split}_f1": m["flair_f1"][split] if "flair_f1" in m else float("nan") for split in SCORED_SPLITS})

@@ -107,13 +107,15 @@ def per_type_table(per_type: pd.DataFrame, corpus_label: str, metric: str = SCOR
 
 
 def subsample_notes(runs: pd.DataFrame) -> dict[str, str]:
-    """Corpus label -> footnote, for the corpora with runs on a subsample."""
+    """Corpus label -> footnote, for the corpora with runs on a subsample or on splits other than the dataset's own (`split_note`)."""
     notes = {}
     for label, group in runs.groupby("corpus_label", sort=True):
         used = group["subsample"].dropna()
-        if not used.empty:
-            kinds = "; ".join(sorted(used.unique()))
-            notes[label] = f"{len(used)} of {len(group)} runs on a subsample: {kinds}"
+        parts = [f"{len(used)} of {len(group)} runs on a subsample: {'; '.join(sorted(used.unique()))}"] if not used.empty else []
+        if "split_note" in group:
+            parts += sorted(group["split_note"].dropna().unique())
+        if parts:
+            notes[label] = "; ".join(parts)
     return notes
 
 

@@ -170,6 +170,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
         "corpus_options": run.corpus.options,
         "corpus_label": run.corpus.label,
         "subsample": subsample_note(run.corpus.subsample),
+        **({"split_note": run.corpus.split_note} if run.corpus.split_note else {}),
         "embeddings": run.embeddings,
         "fine_tune": run.fine_tune,
         "artifact_digests": {spec: artifacts[spec] for spec in run.embedding_specs},

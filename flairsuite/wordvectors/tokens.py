@@ -1,16 +1,11 @@
 """Word tokens of raw text, split as the NER corpora split them, streamed for gensim."""
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
-TOKEN = re.compile(r"\w+|[^\w\s]")  # words, and every other non-space character on its own
+from flairsuite.rawtext.tokens import tokenize
+
 MAX_TOKENS = 10_000  # gensim truncates longer sentences (word2vec MAX_WORDS_IN_BATCH), so documents are cut
-
-
-def tokenize(text: str, characters: bool = False) -> list[str]:
-    """`"Er kam, sah."` -> `["Er", "kam", ",", "sah", "."]`; `characters` (text without spaces, Chinese): every non-space character."""
-    return [char for char in text if not char.isspace()] if characters else TOKEN.findall(text)
 
 
 class TokenStream:

@@ -1,0 +1,131 @@
+"""Glue of `discover-words` and `match-lexicon`: the text read, the lexicon written, the summary printed."""
+
+import json
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Optional
+
+from tqdm import tqdm
+
+from flairsuite.corpora.labeled import read_split
+from flairsuite.corpora.registry import dataset, language_segmentation
+from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.lexicon.coverage import Coverage, language_coverage
+from flairsuite.lexicon.discover import SETTINGS, DiscoverySettings, discover
+from flairsuite.lexicon.match import LexiconMatcher
+from flairsuite.lexicon.ngrams import unit_text
+from flairsuite.lexicon.store import Lexicon, read_lexicon, write_lexicon
+from flairsuite.rawtext.language import prepare_language
+from flairsuite.rawtext.tokens import TOKEN, tokenize
+
+
+def text_documents(path: Path, characters: bool) -> Iterator[list[str]]:
+    """The units of every line (document) of the prepared text `path`."""
+    with path.open(encoding="utf-8") as handle:
+        for line in tqdm(handle, desc="read text", unit=" documents", mininterval=1.0):
+            yield tokenize(line, characters)
+
+
+def dataset_documents(name: str, root: Path, characters: bool) -> Iterator[list[str]]:
+    """The sentences of labeled dataset `name`'s train split as unlabeled documents (labels ignored)."""
+    spec = dataset(name)
+    entry = spec.splits.get("train")
+    path = spec.locate(entry, root) if entry is not None else None
+    if path is None:
+        raise FlairsuiteError(f"--add-dataset {name}: its train split is not under {spec.directory(root)}")
+    for sentence in read_split(spec, path).sentences:
+        yield [char for token in sentence.tokens for char in token if not char.isspace()] if characters else list(sentence.tokens)
+
+
+def settings_from(options: dict[str, Any], units: str) -> DiscoverySettings:
+    base = SETTINGS[units]
+    chosen = {key: options[key] for key in ("shortest", "longest", "min_count", "common_share", "keep") if options.get(key) is not None}
+    settings = DiscoverySettings(**{**base.__dict__, **chosen})
+    if settings.shortest > settings.longest:
+        raise FlairsuiteError(f"--shortest {settings.shortest} is above --longest {settings.longest}")
+    return settings
+
+
+def discover_command(options: dict[str, Any], root: Path, out: Path) -> Iterator[str]:
+    """Run `discover-words`; yields the summary lines."""
+    language = options["lang"]
+    units = language_segmentation(language)
+    settings = settings_from(options, units)
+    if out.exists() and not options["force"]:
+        raise FlairsuiteError(f"{out} exists: pass --force to replace it")
+    corpus = prepare_language(language, options["corpus"], options["corpora_dir"])
+    started = time.perf_counter()
+    documents: list[Iterable[list[str]]] = [text_documents(corpus.text_path("train"), units == "characters")]
+    documents += [dataset_documents(name, root, units == "characters") for name in options["add_dataset"]]
+    text = unit_text(document for source in documents for document in source)
+    table = discover(text, settings, "" if units == "characters" else " ")
+    write_lexicon(out, table, units, language)
+    seconds = time.perf_counter() - started
+    yield (f"{out}: {len(table):,} entries ({units}, {settings.shortest}-{settings.longest} units, count >= {settings.min_count}, "
+           f"in at most {settings.common_share:.0%} of the documents, top {settings.keep:.0%} by MI + left + right entropy) "
+           f"from {text.size:,} units in {text.document_count:,} documents, {seconds:.0f} s")
+    lexicon = read_lexicon(out)
+    yield from coverage_lines(language_coverage(lexicon, LexiconMatcher(lexicon), language, root))
+
+
+def coverage_lines(found: list[Coverage]) -> Iterator[str]:
+    """A table of coverage and hit precision per labeled train set, with examples of hits and misses."""
+    if not found:
+        yield "no labeled NER train set of this language under the corpora folder: coverage not measured"
+        return
+    yield f"{'dataset':<14}{'split':<7}{'mentions':>10}{'covered':>9}{'distinct':>10}{'covered':>9}{'matches':>9}{'exact':>8}"
+    for c in found:
+        yield (f"{c.dataset:<14}{c.split:<7}{c.mentions:>10,}{c.mention_share:>9.1%}{c.distinct:>10,}{c.distinct_share:>9.1%}"
+               f"{c.matches:>9,}{c.precision:>8.1%}")
+    for c in found:
+        yield f"{c.dataset}: hits {', '.join(c.hits) or '-'}; misses {', '.join(c.misses) or '-'}"
+
+
+def line_units(line: str, lexicon: Lexicon, rule: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """The units of one line with their character offsets: characters (Chinese, maximum rule) or word tokens."""
+    if lexicon.units == "characters" and rule == "maximum":
+        found = [(char, index) for index, char in enumerate(line) if not char.isspace()]
+        return [char for char, _ in found], [(index, index + 1) for _, index in found]
+    matches = list(TOKEN.finditer(line))
+    return [m.group() for m in matches], [m.span() for m in matches]
+
+
+def match_lines(lexicon: Lexicon, rule: str, lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """One record per line: its number and its matches as character spans with the entry they matched."""
+    matcher = LexiconMatcher(lexicon, rule)
+    for number, line in enumerate(lines, start=1):
+        units, offsets = line_units(line, lexicon, rule)
+        spans = [
+            {"start": offsets[start][0], "end": offsets[end - 1][1], "text": line[offsets[start][0] : offsets[end - 1][1]],
+             "entry": lexicon.text(lexicon.entries[index])}
+            for start, end, index in matcher.match(units)
+        ]
+        yield {"line": number, "spans": spans}
+
+
+def read_lines(path: Path) -> list[str]:
+    """The lines of a UTF-8 text file; a missing or undecodable file is a one-line error."""
+    if not path.is_file():
+        raise FlairsuiteError(f"{path}: file not found")
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as err:
+        raise InputError(path, None, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
+def match_command(lexicon_path: Path, file: Path, rule: str, out: Optional[Path]) -> Iterator[str]:
+    """`match-lexicon`: JSON lines to `out` (or yielded); the closing summary as the last line."""
+    lexicon, lines = read_lexicon(lexicon_path), read_lines(file)
+    started = time.perf_counter()
+    records = [json.dumps(record, ensure_ascii=False) for record in match_lines(lexicon, rule, lines)]
+    seconds = time.perf_counter() - started
+    if out is None:
+        yield from records
+    else:
+        from flairsuite.atomic import write_text
+
+        write_text(out, "\n".join(records) + ("\n" if records else ""))
+    matches = sum(record.count('"start"') for record in records)
+    characters = sum(map(len, lines))
+    yield f"matched {matches:,} spans in {len(lines):,} lines ({characters:,} characters) by the {rule} rule in {seconds:.2f} s"

@@ -1,0 +1,263 @@
+"""Entity lexicons: new-word discovery, lexicon files, matching (Algorithm 1, DaLUKE), coverage, the `lexicon:` embedding.
+
+Covers: MI, left/right entropy and the score of a small text computed by hand; the common-word
+and top-share cuts; Algorithm 1 on the paper's case-study sentence and against a direct
+implementation of Algorithm 1 on random inputs; the DaLUKE rule's 5-48 character bounds, case
+and partly covered words; one-line errors for bad lexicon files; coverage and hit precision on a
+tiny labeled set; `discover-words` and `match-lexicon` from the command line; a tagger with
+`lexicon:` that trains, saves, reloads (entries inside the model, no lexicon file) and predicts.
+"""
+
+import json
+import math
+import re
+
+import pytest
+from click.testing import CliRunner
+from conftest import write_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flairsuite.cli import cli
+from flairsuite.corpora.readers import TaggedSentence
+from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.lexicon.coverage import split_coverage
+from flairsuite.lexicon.discover import DiscoverySettings, discover
+from flairsuite.lexicon.match import LexiconMatcher, Match, position_tags, token_matches
+from flairsuite.lexicon.ngrams import unit_text
+from flairsuite.lexicon.store import Lexicon, read_lexicon
+
+HEADER_WORDS = "# flairsuite lexicon: units=words language=de\nentry\tscore\n"
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def lexicon(units: str, *entries: str) -> Lexicon:
+    split = (lambda e: tuple(e)) if units == "characters" else (lambda e: tuple(e.split()))
+    return Lexicon(units, tuple(split(e) for e in entries), tuple(float(i) for i in range(len(entries))))
+
+
+# --- discovery --------------------------------------------------------------------------------
+
+DOCUMENTS = [["A", "B", "C"], ["A", "B", "D"], ["E", "A", "B"], ["C", "D"]]
+
+
+def test_scores_of_a_small_text_computed_by_hand():
+    every = DiscoverySettings(shortest=2, longest=2, min_count=1, common_share=1.0, keep=1.0)
+    table = discover(unit_text(DOCUMENTS), every, " ", progress=False).set_index("entry")
+    assert set(table.index) == {"A B", "B C", "B D", "E A", "C D"}
+    # N = 11 units; count(A B) = 3, count(A) = count(B) = 3: MI = log2(3 * 11 / (3 * 3))
+    ab = table.loc["A B"]
+    assert ab["frequency"] == 3 and ab["documents"] == 3
+    assert ab["mi"] == pytest.approx(math.log2(11 / 3), abs=1e-9)
+    # left of "A B": a document start twice, E once; right: C, D and a document end
+    assert ab["left_entropy"] == pytest.approx(-(2 / 3 * math.log2(2 / 3) + 1 / 3 * math.log2(1 / 3)), abs=1e-9)
+    assert ab["right_entropy"] == pytest.approx(math.log2(3), abs=1e-9)
+    assert ab["score"] == pytest.approx(ab["mi"] + ab["left_entropy"] + ab["right_entropy"])
+    cd = table.loc["C D"]  # count(C) = count(D) = 2; alone in its document: both entropies 0
+    assert (cd["mi"], cd["left_entropy"], cd["right_entropy"]) == (pytest.approx(math.log2(11 / 4)), 0.0, 0.0)
+    assert list(table.index)[0] == "A B"  # sorted by score
+
+
+def test_trigram_mi_is_the_weakest_cut_and_single_words_have_mi_zero():
+    text = unit_text([["x", "y", "z"], ["x", "y", "q"], ["p", "y", "z"]])
+    table = discover(text, DiscoverySettings(shortest=1, longest=3, min_count=1, common_share=1.0, keep=1.0), " ", progress=False)
+    table = table.set_index("entry")
+    # N = 9; x y z once: cuts x|yz: log2(1*9/(2*2)), xy|z: log2(1*9/(2*2)) -> both log2(9/4)
+    assert table.loc["x y z", "mi"] == pytest.approx(math.log2(9 / 4))
+    assert table.loc["y", "mi"] == 0.0 and table.loc["y", "frequency"] == 3
+
+
+def test_punctuation_is_a_boundary_common_words_go_and_the_top_share_is_kept():
+    text = unit_text([["A", "B", ",", "C"], ["A", "B"], ["A", "B", "D"], ["F", "G"]])
+    everything = discover(text, DiscoverySettings(shortest=2, longest=2, min_count=1, common_share=1.0, keep=1.0), " ", progress=False)
+    assert "B C" not in set(everything["entry"]) and "B ," not in set(everything["entry"])
+    common = discover(text, DiscoverySettings(shortest=2, longest=2, min_count=1, common_share=0.5, keep=1.0), " ", progress=False)
+    assert "A B" not in set(common["entry"])  # in 3 of 4 documents
+    half = discover(text, DiscoverySettings(shortest=2, longest=2, min_count=1, common_share=1.0, keep=0.5), " ", progress=False)
+    assert list(half["entry"]) == list(everything["entry"])[: round(len(everything) / 2)]
+
+
+# --- matching ---------------------------------------------------------------------------------
+
+def test_algorithm_1_on_the_papers_case_study_sentence():
+    sentence = "我们可以运用花旗中国的全球经验和知识。"  # Jia et al. 2020, §4.4: 花旗中国 (Citi China) is the company
+    matcher = LexiconMatcher(lexicon("characters", "花旗", "花旗中国", "中国", "全球", "经验", "知识", "我"))
+    matches = matcher.maximum(list(sentence))
+    assert [("".join(sentence[m.start : m.end]), m.start, m.end) for m in matches] == [
+        ("花旗中国", 6, 10), ("全球", 11, 13), ("经验", 13, 15), ("知识", 16, 18)
+    ]  # the longest entry at 花 wins over 花旗; 中国 lies inside it; the one-character entry 我 is never matched
+    assert position_tags(matches, len(sentence))[5:11] == ["O", "B", "I", "I", "E", "O"]
+
+
+def algorithm_1(units: list[str], entries: dict[tuple[str, ...], int], shortest: int) -> list[Match]:
+    """Algorithm 1 as the paper writes it, for comparison: the longest entry c_i..c_j at i, then on after j."""
+    found, i = [], 0
+    while i < len(units):
+        best = None
+        for j in range(i + shortest, len(units) + 1):
+            if tuple(units[i:j]) in entries:
+                best = Match(i, j, entries[tuple(units[i:j])])
+        if best is None:
+            i += 1
+        else:
+            found.append(best)
+            i = best.end
+    return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(alphabet="abcd", min_size=1, max_size=4), min_size=1, max_size=8, unique=True),
+    st.lists(st.sampled_from("abcde"), max_size=20),
+)
+def test_automaton_scan_is_algorithm_1(entries, units):
+    matcher = LexiconMatcher(lexicon("characters", *entries))
+    table = {tuple(entry): index for index, entry in enumerate(entries) if len(entry) >= 2}
+    assert matcher.maximum(units) == algorithm_1(units, table, 2)
+
+
+def test_word_lexicons_match_whole_tokens_only():
+    matcher = LexiconMatcher(lexicon("words", "Franz Marc", "Marc", "Berlin"))
+    tokens = "Franz Marcus und Franz Marc in Berlin".split()
+    assert [(m.start, m.end) for m in matcher.maximum(tokens)] == [(3, 5), (6, 7)]  # not the "Marc" inside "Marcus"
+
+
+def test_daluke_rule_bounds_case_and_partly_covered_words():
+    entries = ("Wien", "Berlin", "new york city", "Karl Mar", "x" * 48, "y" * 49)
+    matcher = LexiconMatcher(lexicon("words", *entries), "daluke")
+    words = "In Wien , BERLIN und New York City traf Karl Marx".split()
+    found = [(words[m.start : m.end], entries[m.entry]) for m in matcher.daluke(words)]
+    assert found == [
+        (["BERLIN"], "Berlin"),  # case ignored; "Wien" (4 characters) is below the bound of 5
+        (["New", "York", "City"], "new york city"),
+        (["Karl", "Marx"], "Karl Mar"),  # Marx is covered in part: annotated whole
+    ]
+    assert [m.end - m.start for m in matcher.daluke(["x" * 48, "y" * 49])] == [1]  # 48 characters match, 49 never
+    assert matcher.daluke(["aBerlin"]) == []  # only at word starts
+
+
+def test_characters_lexicon_on_word_tokens_covers_every_token_it_touches():
+    matcher = LexiconMatcher(lexicon("characters", "北京大学"))
+    assert token_matches(matcher, ["在", "北京", "大学", "读书"]) == [Match(1, 3, 0)]
+
+
+# --- files and coverage -----------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("entry\tscore\nBerlin\t1\n", ":1: not a flairsuite lexicon: the first line must be `# flairsuite lexicon: units=characters|words`"),
+        ("# flairsuite lexicon: units=tokens\nentry\n", ":1: units must be one of characters, words (found 'tokens')"),
+        (HEADER_WORDS + "Berlin\t1\tx\n", ":3: 3 tab-separated cells, the header names 2"),
+        (HEADER_WORDS + "Berlin\thigh\n", ":3: score 'high' is not a number"),
+        ("# flairsuite lexicon: units=words\nscore\tentry\n", ":2: the second line must name the columns, the first being `entry`"),
+    ],
+)
+def test_bad_lexicon_files_are_one_line_errors(tmp_path, text, message):
+    path = write_file(tmp_path / "l.tsv", text)
+    with pytest.raises(InputError) as error:
+        read_lexicon(path)
+    assert str(error.value) == f"{path}{message}"
+
+
+def test_missing_lexicon_names_the_command(tmp_path):
+    with pytest.raises(FlairsuiteError, match="lexicon not found \\(make one with `flairsuite discover-words --lang LANG"):
+        read_lexicon(tmp_path / "none.tsv")
+
+
+def test_coverage_and_hit_precision_counted_by_hand():
+    sentences = [
+        TaggedSentence(["Franz", "Marc", "malte", "in", "Berlin"], ["B-pers", "I-pers", "O", "O", "B-place"]),
+        TaggedSentence(["Marc", "kam", "nach", "Berlin", "Mitte"], ["B-pers", "O", "O", "B-place", "I-place"]),
+        TaggedSentence(["Berlin", "ist", "groß"], ["B-place", "O", "O"]),
+    ]
+    lex = lexicon("words", "Franz Marc", "Berlin", "groß")
+    found = split_coverage(lex, LexiconMatcher(lex), "toy", "train", sentences)
+    # mentions: Franz Marc, Berlin, Marc, Berlin Mitte, Berlin -> covered: Franz Marc, Berlin, Berlin = 3 of 5
+    assert (found.mentions, found.covered, found.distinct, found.distinct_covered) == (5, 3, 4, 2)
+    # matches: Franz Marc, Berlin | Berlin (inside "Berlin Mitte") | Berlin, groß -> exact: 3 of 5
+    assert (found.matches, found.exact) == (5, 3)
+    assert found.hits == ["Berlin", "Franz Marc"] and set(found.misses) == {"Marc", "Berlin Mitte"}
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+def test_discover_words_and_match_lexicon_from_the_command_line(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(home))
+    corpus = write_file(tmp_path / "raw" / "text.txt", "\n".join(
+        f"{who} schrieb an {whom} in {where} ." for who, whom, where in
+        [("Franz Marc", "Else Lasker", "Berlin"), ("Else Lasker", "Franz Marc", "Wien"), ("Franz Marc", "Herwarth Walden", "Berlin"),
+         ("Herwarth Walden", "Else Lasker", "Sindelsdorf")] * 100
+    ) + "\n")
+    result = run("discover-words", "--lang", "de", "--corpus", str(corpus), "--min-count", "3", "--common-share", "0.9",
+                 "--corpora-dir", str(tmp_path / "no-corpora"))
+    assert result.exit_code == 0, result.output + result.stderr
+    out = home / "lexicons" / "de.tsv"
+    assert re.search(rf"^{re.escape(str(out))}: \d+ entries \(words, 1-3 units, count >= 3", result.stdout, re.M), result.stdout
+    assert "no labeled NER train set of this language" in result.stdout
+    lex = read_lexicon(out)
+    assert lex.units == "words" and ("Franz", "Marc") in lex.entries
+    assert run("discover-words", "--lang", "de", "--corpus", str(corpus), "--corpora-dir", str(tmp_path)).stderr.strip().endswith(
+        "exists: pass --force to replace it")
+
+    text = write_file(tmp_path / "letter.txt", "Heute schrieb Franz Marc .\nnichts\n")
+    matched = run("match-lexicon", str(out), str(text))
+    assert matched.exit_code == 0, matched.stderr
+    records = [json.loads(line) for line in matched.stdout.splitlines()]
+    assert records[1] == {"line": 2, "spans": []}
+    assert {"start": 14, "end": 24, "text": "Franz Marc", "entry": "Franz Marc"} in records[0]["spans"]
+    assert re.match(r"matched \d+ spans in 2 lines \(32 characters\) by the maximum rule in", matched.stderr)
+    bad = run("match-lexicon", str(tmp_path / "none.tsv"), str(text))
+    assert bad.exit_code == 1 and bad.stderr.strip().startswith(f"Error: {tmp_path / 'none.tsv'}: lexicon not found")
+
+
+NER_TRAIN = "Franz\tB-pers\nMarc\tI-pers\nmalte\tO\nin\tO\nBerlin\tB-place\n.\tO\n\nElse\tB-pers\nkam\tO\nnach\tO\nWien\tB-place\n"
+NER_TEST = "Franz\tB-pers\nMarc\tI-pers\nkam\tO\nnach\tO\nBerlin\tB-place\n"
+
+
+def test_tagger_with_a_lexicon_embedding_saves_reloads_without_the_file_and_predicts(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(home))
+    write_file(home / "lexicons" / "toy.tsv", HEADER_WORDS + "Franz Marc\t3.5\nBerlin\t2.0\nWien\t1.0\n")
+    for split, text in (("train", NER_TRAIN), ("dev", NER_TEST), ("test", NER_TEST)):
+        write_file(tmp_path / "data" / "names" / f"{split}.tsv", text)
+    path = write_file(tmp_path / "lex.yaml", """\
+name: lex
+corpora: [{path: data/names/}]
+embeddings: {lex: [char, lexicon:toy@scores]}
+taggers: [map-crf]
+seeds: [1]
+train: {max_epochs: 2}
+""")
+    result = run("tag", str(path), "--threads", "1")
+    assert result.exit_code == 0, result.output
+    model_path = home / "results" / "lex" / "names" / "lex" / "map-crf" / "seed-1" / "model.pt"
+    (home / "lexicons" / "toy.tsv").unlink()  # the saved tagger holds its entries
+
+    from flair.data import Sentence
+    from flair.models import SequenceTagger
+
+    import flairsuite.embeddings  # noqa: F401  (registers LexiconEmbeddings with Flair)
+
+    model = SequenceTagger.load(model_path)
+    embedding = model.embeddings.list_embedding_1
+    assert type(embedding).__name__ == "LexiconEmbeddings" and embedding.entries == ["Franz Marc", "Berlin", "Wien"]
+    assert embedding.embedding_length == 24 and embedding.rule == "maximum"
+    sentence = Sentence("Franz Marc kam nach Berlin".split())
+    embedding.embed(sentence)
+    assert embedding.positions.weight.shape == (5, 16)
+    vectors = [token.get_embedding(embedding.get_names()) for token in sentence]
+    assert vectors[0][:16].tolist() == embedding.positions.weight[1].tolist()  # B
+    assert vectors[1][:16].tolist() == embedding.positions.weight[3].tolist()  # E
+    assert vectors[2][:16].tolist() == embedding.positions.weight[0].tolist()  # O
+    assert vectors[4][:16].tolist() == embedding.positions.weight[4].tolist()  # S
+    assert vectors[0][16:].tolist() == embedding.buckets.weight[embedding.bucket(0)].tolist()
+
+    text = write_file(tmp_path / "letter.txt", "Franz Marc kam nach Berlin")
+    predicted = run("predict", str(model_path), str(text), "--no-fast")
+    assert predicted.exit_code == 0, predicted.output
+    assert [line.split("\t")[0] for line in predicted.stdout.splitlines() if line] == ["Franz", "Marc", "kam", "nach", "Berlin"]
