@@ -12,6 +12,7 @@ import yaml
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments import CorpusChoice, fingerprint, load_experiment, runs
+from flairsuite.experiments.config import run_record
 from flairsuite.models.registry import LINEAR_TRAIN, PAPER_TRAIN, TAGGERS, default_train, tagger_spec
 from flairsuite.models.settings import LATER_SETTINGS, TrainSettings
 
@@ -86,6 +87,19 @@ ERRORS = [
         "token accuracy): remove true from entity_fix or the corpus",
     ),
     ({"corpora": [{"name": "ud-en-ewt", "tags": "feats"}]}, "corpora: dataset 'ud-en-ewt': option tags=feats is not one of: upos, xpos"),
+    (
+        {"corpora": ["cluener"]},
+        "corpora: 'cluener' has no labeled test split (test.json (labels hidden by the CLUE leaderboard; not loaded)): add dev_fraction, "
+        "e.g. {name: cluener, dev_fraction: 0.1}, to select models on that share of train and report on its dev split",
+    ),
+    (
+        {"corpora": [{"name": "sturm", "dev_fraction": 0.1}]},
+        "corpora: sturm: dev_fraction is for datasets without a labeled test split (e.g. cluener) and own corpora",
+    ),
+    (
+        {"corpora": [{"name": "cluener", "dev_fraction": 1}]},
+        "corpora: cluener: dev_fraction must be a share of train in (0, 1), e.g. 0.1 (found 1)",
+    ),
     (
         {"corpora": [{"granularity": "coarse"}]},
         'corpora: entry {"granularity": "coarse"} needs a dataset name or a folder, as `sturm`, `{name: ler, granularity: coarse}` '
@@ -373,3 +387,17 @@ def test_quickstart_needs_only_committed_embeddings() -> None:
     for spec in specs:
         path = existing_artifact(spec, repo)
         assert str(path.relative_to(repo)) in committed, spec
+
+
+def test_cluener_takes_dev_from_train_and_reports_on_its_official_dev(tmp_path: Path) -> None:
+    config = load_experiment(write(tmp_path, variant(corpora=[{"name": "cluener", "dev_fraction": 0.1, "subsample": 0.5}])))
+    corpus = config.corpora[0]
+    assert (corpus.label, corpus.key) == ("cluener (dev 10% of train, 50% train)", "cluener-dev10pct-50pct")
+    spec = corpus.spec()
+    assert spec.dev_fraction == 0.1 and list(spec.splits) == ["train", "test"] and spec.splits["test"].files == ("dev.json",)
+    assert "test is the official dev split (the test labels are hidden)" in corpus.split_note
+    assert runs(config)[0].run_id == "cluener-dev10pct-50pct/proposed/bilstm-crf/seed-1"
+    records = [run_record(run) for run in runs(config)]
+    assert all(record["dev_fraction"] == 0.1 for record in records)
+    plain = load_experiment(write(tmp_path, variant(corpora=["sturm"]), "plain.yaml"))
+    assert all("dev_fraction" not in run_record(run) for run in runs(plain))  # other corpora's fingerprints stay as they were
