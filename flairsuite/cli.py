@@ -428,6 +428,10 @@ def match_lexicon(lexicon: str, file: str, rule: str, out: Optional[str]) -> Non
 @click.option("--batch-size", type=int, default=None, help="Sequences per batch.")
 @click.option("--learning-rate", type=float, default=None, help="Peak AdamW learning rate.")
 @click.option("--dropout", type=float, default=None, help="Dropout of hidden states and attention [preset: 0.1].")
+@click.option(
+    "--lexicon", default=None, metavar="NAME",
+    help="Char-Entity attention (Jia et al. 2020, §3.2) over the entries of lexicons/NAME.tsv (discover-words); needs relative positions and full attention.",
+)
 @click.option("--max-hours", type=float, default=None, help="Training time [default: 1 unless --max-tokens].")
 @click.option("--max-tokens", type=int, default=None, help="Tokens to train on (also the end of the learning-rate decay).")
 @click.option("--validate-tokens", type=int, default=None, help="Training tokens between validation points [preset: 250,000].")

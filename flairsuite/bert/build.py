@@ -8,7 +8,9 @@ saved into the folder for `trust_remote_code=True`.
 
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from transformers import BertConfig, BertForMaskedLM, BertForPreTraining, PreTrainedModel, PreTrainedTokenizerBase
 
@@ -17,6 +19,36 @@ from flairsuite.bert.modeling_flairsuite_bert import FlairsuiteBertConfig, Flair
 from flairsuite.bert.settings import BertSettings
 from flairsuite.bert.vocabulary import PAD
 from flairsuite.errors import FlairsuiteError
+from flairsuite.lexicon.store import Lexicon
+
+ENTITY_SIZE = 64  # H_e, the width of the entity embeddings of Char-Entity attention
+
+
+@dataclass(frozen=True)
+class EntityEntries:
+    """A lexicon's entries as token ids of a vocabulary, for Char-Entity attention; `digest` keys checkpoints."""
+
+    name: str
+    ids: list[list[int]]
+    min_length: int  # 2 for characters (Algorithm 1 matches two or more), 1 for word entries
+    dropped: int  # entries with a unit the vocabulary lacks
+    digest: str
+
+
+def entity_entries(name: str, lexicon: Lexicon, tokenizer: PreTrainedTokenizerBase, digest: str) -> EntityEntries:
+    """The entries of `lexicon` as token ids of `tokenizer`: characters one id each, words as the tokenizer splits them;
+    an entry with an unknown unit is dropped."""
+    unknown, ids, dropped = tokenizer.unk_token_id, [], 0
+    for entry in lexicon.entries:
+        if lexicon.units == "characters":
+            pieces = [tokenizer.convert_tokens_to_ids(char) for char in entry]
+        else:
+            pieces = tokenizer(" ".join(entry), add_special_tokens=False)["input_ids"]
+        if not pieces or unknown in pieces or None in pieces:
+            dropped += 1
+            continue
+        ids.append(pieces)
+    return EntityEntries(name, ids, 2 if lexicon.units == "characters" else 1, dropped, digest)
 
 
 def model_config(settings: BertSettings, vocab_size: int) -> dict:
@@ -34,13 +66,18 @@ def model_config(settings: BertSettings, vocab_size: int) -> dict:
     }
 
 
-def build_model(settings: BertSettings, vocab_size: int, continuation: list[int]) -> PreTrainedModel:
-    """A randomly initialised pre-training model (MLM head, plus the sentence-pair head for NSP/SOP)."""
+def build_model(settings: BertSettings, vocab_size: int, continuation: list[int], entities: Optional[EntityEntries] = None) -> PreTrainedModel:
+    """A randomly initialised pre-training model (MLM head, plus the sentence-pair head for NSP/SOP); with `entities`, Char-Entity attention."""
     pairs = settings.objective != "mlm"
     if settings.positions == "absolute":
+        if entities is not None:
+            raise FlairsuiteError("--lexicon (Char-Entity attention) needs --positions relative: the standard BERT has no entity input")
         return (BertForPreTraining if pairs else BertForMaskedLM)(BertConfig(**model_config(settings, vocab_size)))
+    if entities is not None and settings.attention != "full":
+        raise FlairsuiteError("--lexicon (Char-Entity attention) needs --attention full (the paper's BERT), not wwa")
+    extra = {} if entities is None else {"entities": entities.ids, "entity_size": ENTITY_SIZE, "entity_min_length": entities.min_length}
     config = FlairsuiteBertConfig(
-        **model_config(settings, vocab_size), attention=settings.attention, relative_clip=settings.relative_clip, window=settings.window
+        **model_config(settings, vocab_size), attention=settings.attention, relative_clip=settings.relative_clip, window=settings.window, **extra
     )
     model = (FlairsuiteBertForPreTraining if pairs else FlairsuiteBertForMaskedLM)(config)
     model.bert.set_continuation(continuation)

@@ -1,20 +1,23 @@
 """`flairsuite train-bert`: prepare and tokenize the raw text, pre-train, write the model folder, summary and curve."""
 
+import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
 from flairsuite.atomic import atomic_file, write_json
+from flairsuite.bert.build import EntityEntries, entity_entries
 from flairsuite.bert.data import TokenizedCorpus, tokenize_corpus
 from flairsuite.bert.settings import settings_from
 from flairsuite.bert.trainer import BertTrainer
 from flairsuite.distributed import first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import bert_data_dir, bert_dir
+from flairsuite.lexicon.store import read_lexicon
+from flairsuite.paths import bert_data_dir, bert_dir, lexicons_dir
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.training import Budget
@@ -76,6 +79,17 @@ def prepared_and_tokenized(options: dict[str, Any], vocab_size: int) -> tuple[Pr
     return prepared, tokenize_corpus(prepared, vocab_size, bert_data_dir())
 
 
+def lexicon_entries(name: Optional[str]) -> Optional[Callable[[Any], EntityEntries]]:
+    """`--lexicon NAME`: lexicons/NAME.tsv read now (a bad file fails before any work), its entries turned into token ids
+    once the trainer has its tokenizer."""
+    if name is None:
+        return None
+    path = lexicons_dir() / f"{name}.tsv"
+    lexicon = read_lexicon(path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return lambda tokenizer: entity_entries(name, lexicon, tokenizer, digest)
+
+
 def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
     """Run `train-bert`; yields the report lines."""
     settings = settings_from(options["preset"], options)
@@ -87,8 +101,9 @@ def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
     ranks = ranks_from_environment()  # one rank unless started by torchrun
     if settings.batch_size < ranks.world:
         raise FlairsuiteError(f"--batch-size {settings.batch_size} is smaller than the {ranks.world} ranks: each rank needs samples")
+    lexicon = lexicon_entries(options.get("lexicon"))
     prepared, data = first_on_rank_zero(ranks, lambda: prepared_and_tokenized(options, settings.vocab_size))
-    trainer = BertTrainer(data, out, settings, options["seed"], ranks)
+    trainer = BertTrainer(data, out, settings, options["seed"], ranks, lexicon)
     start_or_resume(trainer, options["resume"], options["force"])
     if len(trainer.train_samples) < settings.batch_size:
         raise FlairsuiteError(f"the corpus gives {len(trainer.train_samples)} training samples, fewer than one batch; use more text or a smaller --batch-size")
@@ -101,6 +116,10 @@ def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
     yield f"tokenized: {data.path} (vocabulary {data.meta['vocab_size']:,}; train {splits['train']['tokens']:,} tokens)"
     if ranks.parallel:
         yield f"data-parallel: {ranks.world} ranks sharing each batch of {settings.batch_size} samples"
+    if trainer.entities is not None:
+        entities = trainer.entities
+        yield (f"Char-Entity attention: {len(entities.ids):,} entries of lexicon {entities.name} "
+               f"({entities.dropped:,} dropped: a unit the vocabulary lacks)")
     best = type(trainer.model).from_pretrained(out).to(trainer.device)
     trainer.model = best
     test_loss, test_accuracy = trainer.evaluate(data.samples("test", trainer.rule.content))
@@ -121,6 +140,8 @@ def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
         "threads": torch.get_num_threads(),
         "ranks": ranks.world,
         "settings": asdict(settings),
+        **({"lexicon": {"name": trainer.entities.name, "entries": len(trainer.entities.ids), "sha256": trainer.entities.digest}}
+           if trainer.entities is not None else {}),
         "data": data.meta,
         "corpus": prepared.meta,
         "history": progress.history,

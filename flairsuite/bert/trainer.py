@@ -15,14 +15,15 @@ every `validate_tokens` tokens seen; the best model so far is the one in the fol
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
+from transformers import PreTrainedTokenizerBase
 
-from flairsuite.bert.build import build_model, save_model
+from flairsuite.bert.build import EntityEntries, build_model, save_model
 from flairsuite.bert.data import PackedSamples, TokenizedCorpus
 from flairsuite.bert.masking import IGNORE, MaskingRule, training_batch
 from flairsuite.bert.settings import BertSettings
@@ -85,7 +86,10 @@ class BertTrainer(StreamTraining[BertProgress]):
     process's (see `next_batch` for an epoch's last batch with fewer samples than ranks).
     """
 
-    def __init__(self, data: TokenizedCorpus, out: Path, settings: BertSettings, seed: int = 1, ranks: Ranks = Ranks()) -> None:
+    def __init__(
+        self, data: TokenizedCorpus, out: Path, settings: BertSettings, seed: int = 1, ranks: Ranks = Ranks(),
+        lexicon: Optional[Callable[[PreTrainedTokenizerBase], EntityEntries]] = None,
+    ) -> None:
         self.data, self.out, self.settings, self.seed, self.ranks = data, out, settings, seed, ranks
         self.checkpoint_path = out / "checkpoint.pt"
         vocab_size = data.meta["vocab_size"]
@@ -96,7 +100,8 @@ class BertTrainer(StreamTraining[BertProgress]):
         torch.manual_seed(seed)
         tokenizer = data.tokenizer()
         self.tokenizer = hf_tokenizer(tokenizer, settings.seq_len)
-        self.model = build_model(settings, vocab_size, continuation_ids(tokenizer)).to(self.device)
+        self.entities = lexicon(self.tokenizer) if lexicon is not None else None  # Char-Entity attention over these entries
+        self.model = build_model(settings, vocab_size, continuation_ids(tokenizer), self.entities).to(self.device)
         self.forward_pass = PretrainingPass(self.model, self.rule.pairs)
         self.parallel_pass = DistributedDataParallel(self.forward_pass, broadcast_buffers=False) if ranks.parallel else self.forward_pass
         self.seed_rank()
@@ -109,7 +114,8 @@ class BertTrainer(StreamTraining[BertProgress]):
 
     def identity(self) -> dict[str, Any]:
         """What a checkpoint must match to be resumed by this trainer."""
-        return {"settings": asdict(self.settings), "data": self.data.path.name, "seed": self.seed}
+        lexicon = {"lexicon": self.entities.digest} if self.entities is not None else {}  # runs without one keep their identity
+        return {"settings": asdict(self.settings), "data": self.data.path.name, "seed": self.seed, **lexicon}
 
     def state(self) -> dict[str, Any]:
         return {
