@@ -109,8 +109,9 @@ def test_train_bert_with_a_lexicon_saves_entities_that_plain_transformers_loads(
     assert summary["lexicon"]["name"] == "toy" and summary["lexicon"]["entries"] == len(config["entities"]) >= 2
     assert config["entity_size"] == 64 and config["entity_min_length"] == 1
 
-    import flairsuite.bert  # noqa: F401  (registers the classes)
     from transformers import AutoModel, AutoTokenizer
+
+    import flairsuite.bert  # noqa: F401  (registers the classes)
 
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModel.from_pretrained(folder).eval()
