@@ -23,7 +23,7 @@ from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.lexicon.coverage import split_coverage
 from flairsuite.lexicon.discover import DiscoverySettings, discover
-from flairsuite.lexicon.match import LexiconMatcher, Match, position_tags, token_matches
+from flairsuite.lexicon.match import BulkMaximum, LexiconMatcher, Match, position_tags, token_matches
 from flairsuite.lexicon.ngrams import unit_text
 from flairsuite.lexicon.store import Lexicon, read_lexicon
 
@@ -117,6 +117,26 @@ def test_automaton_scan_is_algorithm_1(entries, units):
     matcher = LexiconMatcher(lexicon("characters", *entries))
     table = {tuple(entry): index for index, entry in enumerate(entries) if len(entry) >= 2}
     assert matcher.maximum(units) == algorithm_1(units, table, 2)
+
+
+def test_an_entry_inside_a_longer_entrys_failed_prefix_is_found():
+    # pyahocorasick's iter_long misses "bc" here (it gives up after the prefix "abc" of "abcc"); Algorithm 1 does not
+    matcher = LexiconMatcher(lexicon("characters", "abcc", "bc"))
+    assert matcher.maximum(list("dabc")) == [Match(2, 4, 1)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(["aa", "bb", "cc"]), min_size=1, max_size=3), min_size=1, max_size=6),
+    st.lists(st.lists(st.sampled_from(["aa", "bb", "cc", "dd", ","]), max_size=10), min_size=1, max_size=4),
+)
+def test_whole_texts_match_as_their_lines_do(entries, lines):
+    lex = lexicon("words", *(" ".join(entry) for entry in entries))
+    texts = [" ".join(words) for words in lines]
+    per_line = [[(m.start, m.end, m.entry) for m in LexiconMatcher(lex).maximum(words)] for words in lines]
+    spans = BulkMaximum(lex).text_spans(texts)
+    starts = [[sum(len(w) + 1 for w in words[:i]) for i in range(len(words) + 1)] for words in lines]
+    assert spans == [[(offsets[a], offsets[b] - 1, entry) for a, b, entry in found] for found, offsets in zip(per_line, starts)]
 
 
 def test_word_lexicons_match_whole_tokens_only():

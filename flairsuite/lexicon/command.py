@@ -13,11 +13,11 @@ from flairsuite.corpora.registry import dataset, language_segmentation
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.lexicon.coverage import Coverage, language_coverage
 from flairsuite.lexicon.discover import SETTINGS, DiscoverySettings, discover
-from flairsuite.lexicon.match import LexiconMatcher
+from flairsuite.lexicon.match import BulkMaximum, LexiconMatcher
 from flairsuite.lexicon.ngrams import unit_text
 from flairsuite.lexicon.store import Lexicon, read_lexicon, write_lexicon
 from flairsuite.rawtext.language import prepare_language
-from flairsuite.rawtext.tokens import TOKEN, tokenize
+from flairsuite.rawtext.tokens import tokenize
 
 
 def text_documents(path: Path, characters: bool) -> Iterator[list[str]]:
@@ -82,26 +82,18 @@ def coverage_lines(found: list[Coverage]) -> Iterator[str]:
         yield f"{c.dataset}: hits {', '.join(c.hits) or '-'}; misses {', '.join(c.misses) or '-'}"
 
 
-def line_units(line: str, lexicon: Lexicon, rule: str) -> tuple[list[str], list[tuple[int, int]]]:
-    """The units of one line with their character offsets: characters (Chinese, maximum rule) or word tokens."""
-    if lexicon.units == "characters" and rule == "maximum":
-        found = [(char, index) for index, char in enumerate(line) if not char.isspace()]
-        return [char for char, _ in found], [(index, index + 1) for _, index in found]
-    matches = list(TOKEN.finditer(line))
-    return [m.group() for m in matches], [m.span() for m in matches]
-
-
 def match_lines(lexicon: Lexicon, rule: str, lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     """One record per line: its number and its matches as character spans with the entry they matched."""
-    matcher = LexiconMatcher(lexicon, rule)
-    for number, line in enumerate(lines, start=1):
-        units, offsets = line_units(line, lexicon, rule)
-        spans = [
-            {"start": offsets[start][0], "end": offsets[end - 1][1], "text": line[offsets[start][0] : offsets[end - 1][1]],
-             "entry": lexicon.text(lexicon.entries[index])}
-            for start, end, index in matcher.match(units)
-        ]
-        yield {"line": number, "spans": spans}
+    lines = list(lines)
+    if rule == "maximum":
+        found = BulkMaximum(lexicon).text_spans(lines)
+    else:
+        matcher = LexiconMatcher(lexicon, rule)
+        found = [matcher.text_spans(line) for line in lines]
+    for number, (line, spans) in enumerate(zip(lines, found), start=1):
+        yield {"line": number, "spans": [
+            {"start": start, "end": end, "text": line[start:end], "entry": lexicon.text(lexicon.entries[index])} for start, end, index in spans
+        ]}
 
 
 def read_lines(path: Path) -> list[str]:
