@@ -1,4 +1,9 @@
-"""The released German character-LM pair in charlm/: loads in plain Flair, small, trained as documented."""
+"""The committed German character-LM pairs in charlm/: load in plain Flair, small, trained as documented.
+
+`de-*` is the released pair (20.5 M characters a direction); `de-2h-*` and `de-4h-*` are the same
+pair continued with `--resume` to 41 M and 82 M characters (the LM-time ablation): their learning
+curves start with the released one's, and valid perplexity falls with the characters.
+"""
 
 import json
 from pathlib import Path
@@ -7,16 +12,23 @@ import pytest
 
 CHARLM = Path(__file__).resolve().parent.parent / "charlm"
 DIRECTIONS = ("forward", "backward")
+PAIRS = tuple(name for name in ("de", "de-2h", "de-4h") if (CHARLM / f"{name}-forward" / "best-lm.pt").is_file())
 
 
+def read_summary(name: str, direction: str) -> dict:
+    return json.loads((CHARLM / f"{name}-{direction}" / "summary.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", PAIRS)
 @pytest.mark.parametrize("direction", DIRECTIONS)
-def test_released_lm_loads_and_embeds(direction: str) -> None:
+def test_released_lm_loads_and_embeds(name: str, direction: str) -> None:
     from flair.data import Sentence
     from flair.embeddings import FlairEmbeddings
 
-    model = CHARLM / f"de-{direction}" / "best-lm.pt"
+    model = CHARLM / f"{name}-{direction}" / "best-lm.pt"
     assert model.stat().st_size <= 15 * 1024 * 1024
-    summary = json.loads((CHARLM / f"de-{direction}" / "summary.json").read_text(encoding="utf-8"))
+    summary = json.loads((CHARLM / f"{name}-{direction}" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["model"] == f"charlm/{name}-{direction}/best-lm.pt"
     embedding = FlairEmbeddings(str(model))
     assert embedding.is_forward_lm == (direction == "forward")
     sentence = Sentence("Herwarth Walden schreibt aus Berlin an Nell .")
@@ -24,8 +36,9 @@ def test_released_lm_loads_and_embeds(direction: str) -> None:
     assert all(token.embedding.shape == (summary["hyper"]["hidden_size"],) for token in sentence)
 
 
-def test_released_pair_was_trained_on_held_out_free_text() -> None:
-    summaries = [json.loads((CHARLM / f"de-{d}" / "summary.json").read_text(encoding="utf-8")) for d in DIRECTIONS]
+@pytest.mark.parametrize("name", PAIRS)
+def test_released_pair_was_trained_on_held_out_free_text(name: str) -> None:
+    summaries = [read_summary(name, d) for d in DIRECTIONS]
     for summary in summaries:
         sources = summary["corpus"]["sources"]
         assert set(sources) == {"eltec", "courts", "news"}
@@ -33,3 +46,14 @@ def test_released_pair_was_trained_on_held_out_free_text() -> None:
         assert summary["valid_ppl"] < 6 and summary["test_ppl"] < 6  # per character; 192 characters
         assert summary["history"][-1]["chars"] == summary["chars_seen"]
     assert summaries[0]["corpus"]["splits"] == summaries[1]["corpus"]["splits"]
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_continued_pairs_extend_the_released_run_and_perplexity_falls(direction: str) -> None:
+    runs = [read_summary(name, direction) for name in PAIRS]
+    assert len(runs) >= 2, "the LM-time ablation pairs (de-2h, de-4h) are committed"
+    for earlier, later in zip(runs, runs[1:]):
+        assert later["chars_seen"] > earlier["chars_seen"] and later["valid_ppl"] < earlier["valid_ppl"]
+        released = [(point["chars"], point["valid_ppl"]) for point in earlier["history"]]
+        assert [(point["chars"], point["valid_ppl"]) for point in later["history"][: len(released)]] == released
+        assert later["hyper"]["hidden_size"] == earlier["hyper"]["hidden_size"] and later["corpus"]["splits"] == earlier["corpus"]["splits"]
