@@ -16,7 +16,7 @@ from matplotlib.transforms import Bbox
 import flairsuite.results.plot as plot
 from flairsuite.cli import cli
 from flairsuite.results import comparison_figure
-from flairsuite.results.references import BEST_PUBLISHED, best_published
+from flairsuite.results.references import REFERENCES, best_published
 from flairsuite.results.table8 import COLUMNS, PAPER
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,6 +177,17 @@ def test_groups_found_by_corpus_and_options_not_by_label():
     assert by_group == {"LER, default granularity": pytest.approx(94.55), "Sturm (renamed)": pytest.approx(87.83)}
 
 
+def test_anchors_of_other_languages_are_drawn_and_named_as_anchors():
+    corpora = {"wnut17": ("wnut17", {}), "ud-en-ewt (xpos)": ("ud-en-ewt", {"tags": "xpos"}), "ud-en-ewt": ("ud-en-ewt", {})}
+    axis = drawn(comparison_figure(fake_runs(corpora=corpora)))
+    lines = reference_lines(axis, "best-published")
+    by_group = {[t.get_text() for t in axis.get_xticklabels()][round((x0 + x1) / 2)]: y for x0, x1, y in lines}
+    assert by_group == {"wnut17": pytest.approx(49.49), "ud-en-ewt (xpos)": pytest.approx(97.85)}  # no anchor for UPOS
+    legend = [t.get_text() for t in axis.get_legend().get_texts()]
+    assert "anchor (Akbik et al. 2018, Penn Treebank WSJ (not EWT))" in legend
+    assert sorted(t.get_text() for t in axis.texts if t.get_text().startswith("anchor ")) == ["anchor 49.49", "anchor 97.85"]
+
+
 def test_no_references_on_other_scores_than_test_f1():
     runs = fake_runs()
     axis = drawn(comparison_figure(runs, metric="precision", table8=True))
@@ -198,7 +209,7 @@ def test_references_are_the_best_of_table8():
     for (corpus, granularity), column in COLUMNS.items():
         i = list(COLUMNS).index((corpus, granularity))
         best = max(values[i] for fixes in PAPER.values() for values in fixes.values())
-        assert BEST_PUBLISHED[(corpus, granularity)].value == best
+        assert REFERENCES[(corpus, granularity)].value == best
         assert best_published(corpus, {"granularity": granularity} if granularity else {}).value == best
     assert best_published("ler", {}).value == 94.55 and best_published("no-such-corpus", {}) is None
 

@@ -6,7 +6,7 @@ the runs' character LMs were trained on (`artifact_summaries`, the mean over the
 members, in millions). One panel per task (corpus and options), one line per stack × tagger
 (× Entity-Fix) with `train-fraction`, per tagger (× Entity-Fix) with `lm-chars` (there the stacks
 differ by their LMs, i.e. along x); points are means over seeds with the sample std as error bars,
-and the task's best published score (`references.BEST_PUBLISHED`) is a dashed line. Written as PNG,
+and the task's reference score (`references.REFERENCES`: best published or anchor) is a dashed line. Written as PNG,
 atomically, without pyplot state.
 """
 
@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from flairsuite.atomic import atomic_file
 from flairsuite.errors import FlairsuiteError
-from flairsuite.results.references import BEST_PUBLISHED, known_task
+from flairsuite.results.references import REFERENCES, known_task
 from flairsuite.results.collect import SCORE
 from flairsuite.results.tables import metric_title, score_column
 
@@ -71,7 +71,7 @@ def curve_points(runs: pd.DataFrame, curve: str, metric: str = SCORE, split: str
         raise FlairsuiteError(f"no runs with an x for --curve {curve}" + (" (char-LM runs with a summary.json)" if curve == "lm-chars" else ""))
     points = frame.groupby(["task", "line", "x"])["score"].agg(["mean", "std", "count"]).rename(columns={"count": "n"}).reset_index()
     tasks = frame.drop_duplicates("task").set_index("task")
-    points["best"] = [BEST_PUBLISHED.get(known_task(tasks.loc[t, "corpus"], tasks.loc[t, "corpus_options"] or {}) or ("", "")) for t in points["task"]]
+    points["best"] = [REFERENCES.get(known_task(tasks.loc[t, "corpus"], tasks.loc[t, "corpus_options"] or {}) or ("", "")) for t in points["task"]]
     return points
 
 
@@ -91,13 +91,13 @@ def curve_figure(runs: pd.DataFrame, curve: str, metric: str = SCORE, split: str
         best = chosen["best"].dropna()
         if metric in ("f1", SCORE) and split == "test" and not best.empty:
             reference = best.iloc[0]
-            axis.axhline(reference.value, color="0.3", linestyle=(0, (4, 2)), linewidth=1.2, label=f"best published {reference.value:.2f} ({reference.source})")
+            axis.axhline(reference.value, color="0.3", linestyle=(0, (4, 2)), linewidth=1.2, label=f"{reference.kind} {reference.value:.2f} ({reference.source})")
         axis.set_title(f"{task}: {split} {title} (%), mean ± std over seeds")
         axis.set_xlabel(CURVES[curve][1])
         axis.set_ylabel(f"{split} {title} (%)")
         axis.grid(alpha=0.3)
         handles, labels = axis.get_legend_handles_labels()
-        order = sorted(range(len(labels)), key=lambda i: labels[i].startswith("best published"))  # the lines, then the reference
+        order = sorted(range(len(labels)), key=lambda i: labels[i].startswith(("best published", "anchor")))  # the lines, then the reference
         axis.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
                     fontsize="small")
     return figure

@@ -5,8 +5,8 @@ Entity-Fix variant of a row shares it, hatched. The y-axis runs from a little be
 mean − std (or reference) to a little above the highest mean + std, so differences of a point
 show; a broken-axis mark on the y-axis and the axis label say that it does not start at 0.
 
-For test F1 (the scores the references are), each corpus group gets a dashed line at the best
-published score of its task (`references.BEST_PUBLISHED`), and with `table8=True` each bar whose
+For the test score (the scores the references are), each corpus group gets a dashed line at the
+reference score of its task (`references.REFERENCES`: best published, or an anchor), and with `table8=True` each bar whose
 tagger has a counterpart in Zöllner et al. 2021, Table 8 a short black tick at the paper's value.
 """
 
@@ -23,7 +23,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from flairsuite.atomic import atomic_file
-from flairsuite.results.references import BEST_PUBLISHED, ZOELLNER_2021_TABLE8, known_task
+from flairsuite.results.references import REFERENCES, ZOELLNER_2021_TABLE8, known_task
 from flairsuite.results.table8 import paper_value
 from flairsuite.results.collect import SCORE
 from flairsuite.results.tables import FIX, comparison_table, labeled_by_metric, metric_title
@@ -142,20 +142,21 @@ def draw_paper(axis: Axes, means: pd.DataFrame, centres: list[np.ndarray], tasks
 
 def draw_best(axis: Axes, tasks: list, share: float) -> tuple[list[Artist], list[float]]:
     """A dashed line across each corpus group at its task's best published score, labelled with the value; the artists (one per source) and the values."""
-    best = {group: BEST_PUBLISHED[task] for group, task in enumerate(tasks) if task in BEST_PUBLISHED}
+    best = {group: REFERENCES[task] for group, task in enumerate(tasks) if task in REFERENCES}
     reach = share / 2 + 0.04
     lines: list[Artist] = []
-    for source in sorted({reference.source for reference in best.values()}):
-        chosen = {group: reference.value for group, reference in best.items() if reference.source == source}
+    for label in sorted({reference.label for reference in best.values()}):
+        chosen = {group: reference.value for group, reference in best.items() if reference.label == label}
         groups = np.array(list(chosen))
         lines.append(
             axis.hlines(
                 list(chosen.values()), groups - reach, groups + reach, colors="0.3", linestyles=(0, (4, 2)), linewidth=1.4, zorder=3,
-                label=f"best published ({source})", gid=BEST_GID,
+                label=label, gid=BEST_GID,
             )
         )
     for group, reference in best.items():  # above the line: the paper's ticks, at most the best, stay below it
-        axis.text(group - reach, reference.value, f"best {reference.value:.2f}", ha="left", va="bottom", fontsize="x-small", color="0.3")
+        axis.text(group - reach, reference.value, f"{reference.short} {reference.value:.2f}", ha="left", va="bottom", fontsize="x-small",
+                  color="0.3")
     return lines, [reference.value for reference in best.values()]
 
 
@@ -216,7 +217,7 @@ def comparison_figure(runs: pd.DataFrame, metric: str = SCORE, split: str = "tes
     panels = [Panel(experiment, comparison_table(group, metric, split), group_tasks(group)) for experiment, group in groups]
     titles = [metric_title(group, metric) for _, group in groups]
     references = metric in ("f1", SCORE) and split == "test"  # the references are test E-F1 (NER corpora only)
-    reference_labels = ([PAPER_LABEL] if table8 else []) + [f"best published ({source})" for source in sorted({r.source for r in BEST_PUBLISHED.values()})]
+    reference_labels = ([PAPER_LABEL] if table8 else []) + sorted({r.label for r in REFERENCES.values()})
     rooms = [panel_room(panel, reference_labels if references else []) for panel in panels]
     width = max(room.axes + room.legend for room in rooms) + MARGIN_INCHES
     figure = Figure(figsize=(width, sum(room.height for room in rooms)), layout="constrained")
