@@ -284,12 +284,13 @@ class BulkMaximum:
                 found = tuple(np.array(column, dtype=np.int64) for column in zip(*self.exact(list(text)))) or (empty, empty, empty)
             begin, finish, entries = found
         else:
-            tokens = TOKEN_OR_LINE_END.findall(text)  # a line end is a unit no entry holds: no match crosses it
-            matches = self.unit_matches(tokens)
+            found_tokens = list(TOKEN_OR_LINE_END.finditer(text))  # a line end is a unit no entry holds: no match crosses it
+            matches = self.unit_matches([token.group() for token in found_tokens])
             begin, finish, entries = (np.array(column, dtype=np.int64) for column in zip(*matches)) if matches else (empty, empty, empty)
             if len(begin):
-                spans = np.array([m.span() for m in TOKEN_OR_LINE_END.finditer(text)], dtype=np.int64)
-                begin, finish = spans[begin, 0], spans[finish - 1, 1]
+                first_token, last_token = begin.tolist(), (finish - 1).tolist()
+                begin = np.array([found_tokens[i].start() for i in first_token], dtype=np.int64)
+                finish = np.array([found_tokens[i].end() for i in last_token], dtype=np.int64)
         numbers = np.searchsorted(line_starts, begin, side="right") - 1
         offsets = line_starts[numbers] if len(numbers) else empty
         return numbers, begin - offsets, finish - offsets, entries
