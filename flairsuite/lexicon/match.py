@@ -190,6 +190,9 @@ class BulkMaximum:
             checks = np.array([c for _, c, _ in found], dtype=np.uint64)[order]
             numbers = np.array([n for _, _, n in found], dtype=np.int64)[order]
             self.tables[length] = (hashes[order], checks, numbers, bitmap)
+        self.entry_checks = np.zeros(len(lexicon.entries), dtype=np.uint64)  # entry number -> its second hash
+        for table in self.tables.values():
+            self.entry_checks[table[2]] = table[1]
 
     @property
     def hashes(self) -> dict[int, np.ndarray]:
@@ -220,9 +223,7 @@ class BulkMaximum:
             with np.errstate(over="ignore"):
                 for offset in range(length):
                     check = check * CHECK_BASE + codes[chosen + offset]
-            _, checks, numbers, _ = self.tables[length]
-            expected = dict(zip(numbers.tolist(), checks.tolist()))
-            if any(expected[e] != c for e, c in zip(entries[lengths == length].tolist(), check.tolist())):
+            if not np.array_equal(self.entry_checks[entries[lengths == length]], check):
                 return False
         return True
 
