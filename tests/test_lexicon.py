@@ -12,6 +12,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import write_file
@@ -23,9 +24,11 @@ from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.lexicon.coverage import split_coverage
 from flairsuite.lexicon.discover import DiscoverySettings, discover
-from flairsuite.lexicon.match import BulkMaximum, LexiconMatcher, Match, position_tags, token_matches
+from flairsuite.lexicon.hashing import char_codes, token_bounds
+from flairsuite.lexicon.match import BulkMaximum, LexiconMatcher, Match, greedy_picks, position_tags, token_matches
 from flairsuite.lexicon.ngrams import unit_text
 from flairsuite.lexicon.store import Lexicon, read_lexicon
+from flairsuite.rawtext.tokens import TOKEN
 
 HEADER_WORDS = "# flairsuite lexicon: units=words language=de\nentry\tscore\n"
 
@@ -137,6 +140,75 @@ def test_whole_texts_match_as_their_lines_do(entries, lines):
     spans = BulkMaximum(lex).text_spans(texts)
     starts = [[sum(len(w) + 1 for w in words[:i]) for i in range(len(words) + 1)] for words in lines]
     assert spans == [[(offsets[a], offsets[b] - 1, entry) for a, b, entry in found] for found, offsets in zip(per_line, starts)]
+
+
+TEXT_ALPHABET = st.sampled_from(list("aäbB1_ ,.-\t\n") + ["ß", "é", "中", "文", "\u00a0", "\u2003", "😀", "\u0301", "\u00b2"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=TEXT_ALPHABET, max_size=40))
+def test_numpy_tokens_are_the_regular_expressions_tokens(text):
+    # the vectorised tokenizer must split exactly as rawtext.tokens.TOKEN does, Unicode classes included
+    starts, ends = token_bounds(char_codes(text))
+    assert list(zip(starts.tolist(), ends.tolist())) == [m.span() for m in TOKEN.finditer(text)]
+    starts, ends = token_bounds(char_codes(text), line_tokens=True)  # a line end becomes a token of its own
+    assert list(zip(starts.tolist(), ends.tolist())) == [m.span() for m in re.finditer(f"{TOKEN.pattern}|\n", text)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(["Karl", "Marx", "ß", ",", "中"]), min_size=1, max_size=3), min_size=1, max_size=6),
+    st.lists(st.lists(st.sampled_from(["Karl", "Marx", "Marxs", "ß", ",", "中", " ", "  ", "_", "\u00a0"]), max_size=12).map("".join),
+             min_size=1, max_size=5),
+)
+def test_whole_texts_in_small_pieces_match_as_the_definition(entries, lines):
+    # lines of any spacing and Unicode, split into pieces of a few characters: the spans of Algorithm 1 on each line's tokens
+    lex = lexicon("words", *(" ".join(entry) for entry in entries))
+    table = {entry: index for index, entry in reversed(list(enumerate(lex.entries)))}
+    expected = []
+    for line in lines:
+        tokens = list(TOKEN.finditer(line))
+        found = algorithm_1([t.group() for t in tokens], table, 1)
+        expected.append([(tokens[m.start].start(), tokens[m.end - 1].end(), m.entry) for m in found])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("flairsuite.lexicon.match.CHUNK_CHARACTERS", 8)
+        assert BulkMaximum(lex).text_spans(lines) == expected
+
+
+def test_a_hash_collision_falls_back_to_exact_lookups(monkeypatch):
+    # a match the second hash does not confirm sends the text the exact way: same spans
+    lines = ["Karl Marx lebte in London , Karl", "中文 Marx"]
+    for units, entries in (("words", ("Karl Marx", "London", "Marx")), ("characters", ("中文", "rx", "Lond"))):
+        bulk = BulkMaximum(lexicon(units, *entries))
+        fast = bulk.text_spans(lines)
+        monkeypatch.setattr(BulkMaximum, "confirmed", lambda *args: False)
+        assert bulk.text_spans(lines) == fast and fast[0]
+        monkeypatch.undo()
+
+
+def test_greedy_picks_take_the_leftmost_longest_and_jump_past_it():
+    # marks at 0 (length 3), 1 (2), 3 (1), 4 (2), 5 (3), 9 (1): 0-3 taken, 1 inside it, 3 free, 4-6 taken, 5 inside, 9 free
+    starts, lengths = np.array([0, 1, 3, 4, 5, 9]), np.array([3, 2, 1, 2, 3, 1])
+    assert greedy_picks(starts, lengths).tolist() == [True, False, True, True, False, True]
+    # a mark inside the reach of one not taken is taken, and then covers the next: 0-2, (1-4 skipped), 2-4, (3 covered)
+    assert greedy_picks(np.array([0, 1, 2, 3]), np.array([2, 3, 2, 1])).tolist() == [True, False, True, False]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=30))
+def test_greedy_picks_are_the_sequential_pass(lengths_at):
+    # a mark at every position (and at every second one) with a random longest length: the plain left-to-right loop decides the same
+    starts, lengths = np.arange(len(lengths_at)), np.array(lengths_at)
+    for step in (1, 2):
+        assert greedy_picks(starts[::step], lengths[::step]).tolist() == list(sequential(starts[::step], lengths[::step]))
+
+
+def sequential(starts, lengths):
+    after = 0
+    for start, length in zip(starts.tolist(), lengths.tolist()):
+        yield start >= after
+        if start >= after:
+            after = start + length
 
 
 def test_word_lexicons_match_whole_tokens_only():

@@ -3,14 +3,17 @@
 - `maximum`: Algorithm 1 of Jia et al. 2020 (maximum entity matching): from the first unit on,
   the longest entry that starts at the current unit is matched and the scan goes on after it;
   where none starts, one unit further. Units are characters (Chinese; entries of two or more) or
-  word tokens. It runs vectorised (`BulkMaximum`): every window of every entry length gets a
-  64-bit polynomial hash of its unit codes, a bitmap of the entries' hashes and a sorted search
-  mark the windows that are entries, and one left-to-right pass over the marked starts takes the
-  longest at each and jumps past it; each match taken is looked up in the entries themselves, so a
-  hash collision costs a lookup, never a wrong match. (pyahocorasick's leftmost-longest `iter_long`
-  is not Algorithm 1: after a longer entry's prefix fails it can miss an entry starting inside it,
-  e.g. `bc` in `dabc` with the entries `abcc` and `bc`; and it spends over a microsecond per match,
-  about 1.3 M characters/s on Chinese text, which matches every four or five characters.)
+  word tokens. It runs vectorised (`BulkMaximum`), with no Python step per character or token: the
+  text's tokens are found and hashed by numpy (`lexicon.hashing`), every window of every entry length
+  gets a 64-bit polynomial hash of its unit codes (each length's windows extending the shorter ones),
+  a bitmap of the entries' hashes and a sorted search mark the windows that are entries, and the
+  left-to-right pass over the marked starts (`greedy_picks`) runs in Python only where marks overlap;
+  each match taken is confirmed by a second, independent hash, and a text where one is not is matched
+  again by exact lookups, so a hash collision costs time, never a wrong match. (pyahocorasick's
+  leftmost-longest `iter_long` is not Algorithm 1: after a longer entry's prefix fails it can miss an
+  entry starting inside it, e.g. `bc` in `dabc` with the entries `abcc` and `bc`; and it spends over a
+  microsecond per match, about 1.3 M characters/s on Chinese text, which matches every four or five
+  characters.)
 - `daluke`: the auto-annotation of DaLUKE (Møller et al., daluke-danish.tex, "Auto-annotated
   entities"): at every word start, the next n characters (5 ≤ n ≤ 48) are compared with the
   entries ignoring case (on an Aho-Corasick automaton, pyahocorasick, listing every match); on a
@@ -21,7 +24,6 @@ A match is (first unit, end unit exclusive, entry index). `position_tags` turns 
 tag per unit: B, I, E (first, inner, last unit of a match), S (a one-unit match) or O.
 """
 
-import re
 from collections.abc import Sequence
 from typing import NamedTuple, Optional
 
@@ -29,6 +31,7 @@ import ahocorasick
 import numpy as np
 
 from flairsuite.errors import FlairsuiteError
+from flairsuite.lexicon.hashing import CHECK_BASE, UNIT_BASES, WINDOW_BASE, char_codes, string_hashes, token_bounds, unit_hashes
 from flairsuite.lexicon.store import Lexicon
 from flairsuite.rawtext.tokens import TOKEN
 
@@ -136,110 +139,124 @@ def token_matches(matcher: LexiconMatcher, tokens: Sequence[str]) -> list[Match]
     return [Match(owner[start], owner[end - 1] + 1, index) for start, end, index in matcher.maximum(characters)]
 
 
-TOKEN_OR_LINE_END = re.compile(f"{TOKEN.pattern}|\n")
-HASH_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit multiplier of the polynomial window hash (wraps modulo 2^64)
+FILTER_LOAD = 16  # a bitmap of 16 bits or more per entry (of one length), indexed by the hashes' low bits, sorts out
+#                    almost every window before the sorted search while staying small enough for the processor's caches
+CHUNK_CHARACTERS = 1 << 22  # text_arrays works through the lines in pieces of about this many characters (bounded memory)
 
 
-def window_hashes(codes: np.ndarray, length: int, base: np.uint64 = HASH_BASE) -> np.ndarray:
-    """The hash of every window of `length` units of `codes` (uint64): sum of code * base^(length-1-k), modulo 2^64."""
-    count = len(codes) - length + 1
-    if count <= 0:
-        return np.zeros(0, dtype=np.uint64)
-    hashes = codes[:count].copy()
-    with np.errstate(over="ignore"):
-        for offset in range(1, length):
-            hashes = hashes * base + codes[offset : offset + count]
-    return hashes
+def greedy_picks(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Which marks (sorted starts, the longest entry length at each) Algorithm 1's left-to-right pass takes.
 
-
-FILTER_BITS = 24  # a bitmap of the entries' hashes modulo 2^24 sorts out almost every window before the exact search
-CHECK_BASE = np.uint64(0xC2B2AE3D27D4EB4F)  # a second, independent window hash: a match is taken only if both agree
+    A mark that starts at or after the end of every earlier mark is always taken; only the marks
+    inside the reach of an earlier one (a cluster behind its first, free mark) need the sequential pass.
+    """
+    ends = starts + lengths
+    free = np.ones(len(starts), dtype=bool)
+    if len(starts) > 1:
+        free[1:] = starts[1:] >= np.maximum.accumulate(ends)[:-1]
+    taken = free.copy()
+    crowded = np.flatnonzero(~free)
+    if len(crowded):
+        leaders = np.maximum.accumulate(np.where(free, np.arange(len(starts)), 0))[crowded]
+        cluster, after = -1, 0
+        for mark, start, end, leader in zip(crowded.tolist(), starts[crowded].tolist(), ends[crowded].tolist(), leaders.tolist()):
+            if leader != cluster:
+                cluster, after = leader, int(ends[leader])
+            if start >= after:
+                taken[mark] = True
+                after = end
+    return taken
 
 
 class BulkMaximum:
     """Algorithm 1 over whole texts at numpy speed (module docstring); the same matches as the definition.
 
-    Per entry length: the entries' window hashes (sorted), their entry numbers in the same order and
-    their second hashes. A window whose first hash is an entry's is marked with that entry; the
-    left-to-right pass takes the marks; the matches taken are confirmed by the second hash, and a text
-    where one is not (a collision of 64-bit hashes) is matched again by exact lookups.
+    Units are code points (a characters lexicon) or word tokens, each token standing for its two
+    64-bit hashes (`hashing.unit_hashes`). Per entry length: the entries' window hashes (sorted), their
+    entry numbers in the same order and their second hashes. A window whose first hash is an entry's is
+    marked with that entry; the left-to-right pass takes the marks (`greedy_picks`); the matches taken are
+    confirmed by the second hashes, and a text where one is not (a collision of 64-bit hashes) is
+    matched again by exact lookups.
     """
 
     def __init__(self, lexicon: Lexicon) -> None:
         self.lexicon = lexicon
         self.characters = lexicon.units == "characters"
         shortest = 2 if self.characters else 1
-        self.vocabulary: dict[str, int] = {}  # word units of the entries -> code 1.. (characters: their code points)
         self.index: dict = {}  # "".join(entry) (characters) or the entry tuple (words) -> entry number
-        rows: dict[int, list[tuple[int, int, int]]] = {}
+        by_length: dict[int, list[int]] = {}
         for number, entry in enumerate(lexicon.entries):
             key = "".join(entry) if self.characters else entry
             if len(entry) < shortest or key in self.index:
                 continue
             self.index[key] = number
-            codes = np.array([ord(unit) if self.characters else self.vocabulary.setdefault(unit, len(self.vocabulary) + 1) for unit in entry],
-                             dtype=np.uint64)
-            rows.setdefault(len(entry), []).append(
-                (int(window_hashes(codes, len(entry))[0]), int(window_hashes(codes, len(entry), CHECK_BASE)[0]), number))
+            by_length.setdefault(len(entry), []).append(number)
         self.tables: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-        for length, found in rows.items():
-            hashes = np.array([h for h, _, _ in found], dtype=np.uint64)
-            order = np.argsort(hashes, kind="stable")
-            bitmap = np.zeros(1 << FILTER_BITS, dtype=bool)
-            bitmap[(hashes & np.uint64((1 << FILTER_BITS) - 1)).astype(np.int64)] = True
-            checks = np.array([c for _, c, _ in found], dtype=np.uint64)[order]
-            numbers = np.array([n for _, _, n in found], dtype=np.int64)[order]
-            self.tables[length] = (hashes[order], checks, numbers, bitmap)
         self.entry_checks = np.zeros(len(lexicon.entries), dtype=np.uint64)  # entry number -> its second hash
-        for table in self.tables.values():
-            self.entry_checks[table[2]] = table[1]
+        for length, numbers in by_length.items():
+            first, second = self.unit_codes([unit for number in numbers for unit in lexicon.entries[number]])
+            hashes = fold_rows(first.reshape(-1, length), WINDOW_BASE)
+            order = np.argsort(hashes, kind="stable")
+            bitmap = np.zeros(1 << filter_bits(len(numbers)), dtype=bool)  # its size a power of two: a hash's low bits index it
+            bitmap[(hashes & np.uint64(len(bitmap) - 1)).astype(np.int64)] = True
+            checks = fold_rows(second.reshape(-1, length), CHECK_BASE)[order]
+            numbers_sorted = np.array(numbers, dtype=np.int64)[order]
+            self.tables[length] = (hashes[order], checks, numbers_sorted, bitmap)
+            self.entry_checks[numbers_sorted] = checks
 
     @property
     def hashes(self) -> dict[int, np.ndarray]:
         return {length: table[0] for length, table in self.tables.items()}
 
+    def unit_codes(self, units: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The two codes of each unit: code points twice (characters; a unit of another length is NO_UNIT), or a word's two hashes."""
+        if self.characters:
+            codes = char_codes("".join(unit if len(unit) == 1 else NO_UNIT for unit in units))
+            return codes, codes
+        units = list(units)
+        return string_hashes(units, UNIT_BASES[0]), string_hashes(units, UNIT_BASES[1])
+
     def marks(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per unit: the longest entry length whose first hash the window starting there has (0: none), and that entry."""
+        """Per unit: the longest entry length whose first hash the window starting there has (0: none), and that entry
+        (valid where the length is not 0). The windows of each length extend those one shorter by a unit."""
         best = np.zeros(len(codes), dtype=np.int16)
-        entry = np.full(len(codes), -1, dtype=np.int64)
-        low = np.uint64((1 << FILTER_BITS) - 1)
-        for length in sorted(self.tables):
-            hashes = window_hashes(codes, length)
-            if not len(hashes):
-                continue
-            table, _, numbers, bitmap = self.tables[length]
-            candidates = np.flatnonzero(bitmap[(hashes & low).astype(np.int64)])
-            found = np.minimum(np.searchsorted(table, hashes[candidates]), len(table) - 1)
-            hit = table[found] == hashes[candidates]
-            best[candidates[hit]] = length
-            entry[candidates[hit]] = numbers[found[hit]]
+        entry = np.zeros(len(codes), dtype=np.int64)
+        hashes = None
+        with np.errstate(over="ignore"):
+            for length in range(1, max(self.tables) + 1):
+                if length > len(codes):
+                    break
+                hashes = codes.copy() if hashes is None else hashes[:-1] * WINDOW_BASE + codes[length - 1 :]
+                if length not in self.tables:
+                    continue
+                table, _, numbers, bitmap = self.tables[length]
+                candidates = np.flatnonzero(bitmap[(hashes & np.uint64(len(bitmap) - 1)).astype(np.int64)])
+                found = np.minimum(np.searchsorted(table, hashes[candidates]), len(table) - 1)
+                hit = table[found] == hashes[candidates]
+                best[candidates[hit]] = length
+                entry[candidates[hit]] = numbers[found[hit]]
         return best, entry
 
-    def confirmed(self, codes: np.ndarray, starts: np.ndarray, lengths: np.ndarray, entries: np.ndarray) -> bool:
-        """Whether every match taken has its entry's second hash too."""
+    def confirmed(self, checks: np.ndarray, starts: np.ndarray, lengths: np.ndarray, entries: np.ndarray) -> bool:
+        """Whether every match taken has its entry's second hash too (over the units' second codes `checks`)."""
         for length in np.unique(lengths).tolist():
             chosen = starts[lengths == length]
             check = np.zeros(len(chosen), dtype=np.uint64)
             with np.errstate(over="ignore"):
                 for offset in range(length):
-                    check = check * CHECK_BASE + codes[chosen + offset]
+                    check = check * CHECK_BASE + checks[chosen + offset]
             if not np.array_equal(self.entry_checks[entries[lengths == length]], check):
                 return False
         return True
 
-    def scan(self, codes: np.ndarray) -> Optional[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(starts, ends, entries) of Algorithm 1 over `codes`; None where a hash collision needs the exact way."""
+    def scan(self, codes: np.ndarray, checks: np.ndarray) -> Optional[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(starts, ends, entries) of Algorithm 1 over units with these first and second codes; None where a hash collision needs the exact way."""
         best, entry = self.marks(codes)
         marked = np.flatnonzero(best)
-        lengths = best[marked].tolist()
-        taken, after = [], 0
-        for position, (start, length) in enumerate(zip(marked.tolist(), lengths)):
-            if start >= after:
-                taken.append(position)
-                after = start + length
-        picks = marked[taken]
-        starts, ends, entries = picks, picks + best[picks].astype(np.int64), entry[picks]
-        if not self.confirmed(codes, starts, ends - starts, entries):
+        lengths = best[marked].astype(np.int64)
+        taken = greedy_picks(marked, lengths)
+        starts, ends, entries = marked[taken], marked[taken] + lengths[taken], entry[marked[taken]]
+        if not self.confirmed(checks, starts, ends - starts, entries):
             return None
         return starts, ends, entries
 
@@ -256,45 +273,51 @@ class BulkMaximum:
             start += hit[0]
         return found
 
-    def codes(self, units: Sequence[str]) -> np.ndarray:
-        if self.characters:
-            return char_codes("".join(unit if len(unit) == 1 else NO_UNIT for unit in units))
-        get = self.vocabulary.get
-        return np.fromiter((get(unit, 0) for unit in units), dtype=np.uint64, count=len(units))
-
     def unit_matches(self, units: Sequence[str]) -> list[tuple[int, int, int]]:
         """Algorithm 1 over `units` (characters or word tokens) as (start unit, end unit, entry)."""
         if not self.tables or not units:
             return []
-        found = self.scan(self.codes(units))
+        found = self.scan(*self.unit_codes(units))
         if found is None:
             return self.exact(units)
         return list(zip(*(column.tolist() for column in found)))
 
+    def chunk_arrays(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(start character, end character, entry) of every match in `text` (lines joined by line ends: none crosses one)."""
+        codes = char_codes(text)
+        if self.characters:
+            found = self.scan(codes, codes)
+            if found is None:
+                found = as_arrays(self.exact(list(text)))
+            return found
+        starts, ends = token_bounds(codes, line_tokens=True)  # a line end is a unit no entry holds
+        found = self.scan(unit_hashes(codes, starts, ends, UNIT_BASES[0]), unit_hashes(codes, starts, ends, UNIT_BASES[1]))
+        if found is None:
+            found = as_arrays(self.exact([text[a:b] for a, b in zip(starts.tolist(), ends.tolist())]))
+        first, last, entries = found
+        return starts[first], ends[last - 1], entries
+
     def text_arrays(self, lines: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The matches of all `lines` in one pass as arrays (line, start character, end character, entry): no match
-        crosses a line end; with a characters lexicon none spans whitespace, with a word lexicon units are word tokens."""
+        """The matches of all `lines` as arrays (line, start character, end character, entry), in pieces of about
+        CHUNK_CHARACTERS: no match crosses a line end; with a characters lexicon none spans whitespace, with a word
+        lexicon units are word tokens (`rawtext.tokens.TOKEN`)."""
         empty = np.zeros(0, dtype=np.int64)
         if not lines or not self.tables:
             return empty, empty, empty, empty
-        text = "\n".join(lines)
-        line_starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
-        if self.characters:
-            found = self.scan(char_codes(text))
-            if found is None:
-                found = tuple(np.array(column, dtype=np.int64) for column in zip(*self.exact(list(text)))) or (empty, empty, empty)
-            begin, finish, entries = found
-        else:
-            found_tokens = list(TOKEN_OR_LINE_END.finditer(text))  # a line end is a unit no entry holds: no match crosses it
-            matches = self.unit_matches([token.group() for token in found_tokens])
-            begin, finish, entries = (np.array(column, dtype=np.int64) for column in zip(*matches)) if matches else (empty, empty, empty)
-            if len(begin):
-                first_token, last_token = begin.tolist(), (finish - 1).tolist()
-                begin = np.array([found_tokens[i].start() for i in first_token], dtype=np.int64)
-                finish = np.array([found_tokens[i].end() for i in last_token], dtype=np.int64)
-        numbers = np.searchsorted(line_starts, begin, side="right") - 1
-        offsets = line_starts[numbers] if len(numbers) else empty
-        return numbers, begin - offsets, finish - offsets, entries
+        pieces, first_line = [], 0
+        while first_line < len(lines):
+            last_line, size = first_line, 0
+            while last_line < len(lines) and (size == 0 or size + len(lines[last_line]) < CHUNK_CHARACTERS):
+                size += len(lines[last_line]) + 1
+                last_line += 1
+            chunk = lines[first_line:last_line]
+            begin, finish, entries = self.chunk_arrays("\n".join(chunk))
+            line_starts = np.cumsum([0] + [len(line) + 1 for line in chunk[:-1]])
+            numbers = np.searchsorted(line_starts, begin, side="right") - 1
+            offsets = line_starts[numbers] if len(numbers) else empty
+            pieces.append((numbers + first_line, begin - offsets, finish - offsets, entries))
+            first_line = last_line
+        return tuple(np.concatenate([piece[k] for piece in pieces]).astype(np.int64) for k in range(4))
 
     def text_spans(self, lines: Sequence[str]) -> list[list[tuple[int, int, int]]]:
         """Every line's matches as (start character, end character, entry) (`text_arrays`, grouped by line)."""
@@ -305,6 +328,23 @@ class BulkMaximum:
         return per_line
 
 
-def char_codes(text: str) -> np.ndarray:
-    """The code points of `text` as uint64."""
-    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+def filter_bits(entries: int) -> int:
+    """Bits of the bitmap index for this many entries of one length: at least FILTER_LOAD bitmap places per entry."""
+    return max(12, (entries * FILTER_LOAD - 1).bit_length())
+
+
+def fold_rows(codes: np.ndarray, base: np.uint64) -> np.ndarray:
+    """The window hash of each row of a (rows, length) array of unit codes."""
+    hashes = np.zeros(len(codes), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for column in range(codes.shape[1]):
+            hashes = hashes * base + codes[:, column]
+    return hashes
+
+
+def as_arrays(found: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, entry) tuples as three int64 arrays."""
+    if not found:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    return tuple(np.array(column, dtype=np.int64) for column in zip(*found))

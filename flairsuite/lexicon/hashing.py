@@ -1,0 +1,99 @@
+"""Word tokens and 64-bit hashes over whole texts with numpy: no Python step per character or token.
+
+- `token_bounds`: the tokens of `rawtext.tokens.TOKEN` (`\\w+|[^\\w\\s]`: runs of word characters, every
+  other non-space character alone) as arrays of start and end offsets, from one class per code point
+  (a table built once per process with the regular expression itself, so `\\w` and `\\s` mean what
+  they mean there). With `line_tokens`, a line end is a token of its own: a unit no entry holds.
+- `unit_hashes`: a hash of each unit's characters (a polynomial in an odd base, modulo 2^64, from one
+  prefix sum: the sum over a unit's characters of code × base^offset, its start's power divided out
+  by the base's inverse modulo 2^64), mixed with the unit's length. Two bases give two independent
+  hashes: one finds candidates, the other confirms them.
+- `window_hashes`: the hash of every window of `length` consecutive units (codes or unit hashes).
+"""
+
+from functools import lru_cache
+
+import numpy as np
+
+WINDOW_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier of the window hash that marks candidates (wraps modulo 2^64)
+CHECK_BASE = np.uint64(0xC2B2AE3D27D4EB4F)  # a second, independent window hash: a candidate is taken only if both agree
+UNIT_BASES = (0xD6E8FEB86659FD93, 0xA0761D6478BD642F)  # odd bases of the two unit hashes (invertible modulo 2^64)
+LENGTH_MIX = np.uint64(0xFF51AFD7ED558CCD)
+MASK = (1 << 64) - 1
+SPACE, WORD, SINGLE = 0, 1, 2  # character classes: no token, part of a word run, a token by itself
+
+
+def char_codes(text: str) -> np.ndarray:
+    """The code points of `text` as uint64."""
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+
+
+@lru_cache(maxsize=4)
+def class_table(bits: int, line_tokens: bool) -> np.ndarray:
+    """The class of every code point below 2^bits, by the regular expression's own `\\w` and `\\s`."""
+    import re
+
+    size = 1 << bits
+    everything = "".join(map(chr, range(size)))
+    table = np.full(size, SINGLE, dtype=np.uint8)
+    for pattern, value in ((r"\s+", SPACE), (r"\w+", WORD)):
+        for run in re.finditer(pattern, everything):
+            table[run.start() : run.end()] = value
+    if line_tokens:
+        table[ord("\n")] = SINGLE
+    return table
+
+
+def token_bounds(codes: np.ndarray, line_tokens: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the word tokens of the text whose code points are `codes`, as `TOKEN.finditer` finds them."""
+    if not len(codes):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    bits = max(8, int(codes.max()).bit_length())
+    classes = class_table(bits, line_tokens)[codes.astype(np.int64)]
+    word = classes == WORD
+    single = classes == SINGLE
+    previous_word = np.concatenate(([False], word[:-1]))
+    next_word = np.concatenate((word[1:], [False]))
+    starts = np.flatnonzero((word & ~previous_word) | single)
+    ends = np.flatnonzero((word & ~next_word) | single) + 1
+    return starts, ends
+
+
+def powers(base: int, count: int) -> np.ndarray:
+    """base^0 .. base^(count-1) modulo 2^64."""
+    out = np.ones(count, dtype=np.uint64)
+    if count > 1:
+        out[1:] = np.cumprod(np.full(count - 1, base, dtype=np.uint64))  # wraps modulo 2^64
+    return out
+
+
+def unit_hashes(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, base: int) -> np.ndarray:
+    """The hash of each unit `codes[start:end]`: sum of code × base^offset (mod 2^64), times a mixer, plus the length."""
+    if not len(starts):
+        return np.zeros(0, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        prefix = np.zeros(len(codes) + 1, dtype=np.uint64)
+        np.cumsum(codes * powers(base, len(codes)), out=prefix[1:])
+        inverse = powers(pow(base, -1, 1 << 64), len(codes))
+        hashes = (prefix[ends] - prefix[starts]) * inverse[starts]
+        return hashes * LENGTH_MIX + (ends - starts).astype(np.uint64)
+
+
+def string_hashes(units: list[str], base: int) -> np.ndarray:
+    """`unit_hashes` of a list of strings, each one unit."""
+    lengths = np.fromiter(map(len, units), dtype=np.int64, count=len(units))
+    ends = np.cumsum(lengths)
+    return unit_hashes(char_codes("".join(units)), ends - lengths, ends, base)
+
+
+def window_hashes(codes: np.ndarray, length: int, base: np.uint64 = WINDOW_BASE) -> np.ndarray:
+    """The hash of every window of `length` units of `codes` (uint64): sum of code * base^(length-1-k), modulo 2^64."""
+    count = len(codes) - length + 1
+    if count <= 0:
+        return np.zeros(0, dtype=np.uint64)
+    hashes = codes[:count].copy()
+    with np.errstate(over="ignore"):
+        for offset in range(1, length):
+            hashes = hashes * base + codes[offset : offset + count]
+    return hashes
