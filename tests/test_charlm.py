@@ -334,3 +334,25 @@ def test_damaged_summary_of_a_released_model_is_one_line(tmp_path) -> None:
         read_summary(broken)
     with pytest.raises(FlairsuiteError, match=r"partial.json: missing key 'hours'"):
         read_summary(partial)
+
+
+def test_characters_of_the_labeled_corpora_outside_the_dictionary_are_reported(tmp_path, corpus_root) -> None:
+    """train-charlm reports and records, per labeled split, the running characters the LM sees as <unk> and those it never saw."""
+    text = tmp_path / "raw.txt"
+    lines = fixture_text().splitlines()
+    for index in range(0, 400, 50):  # Ǆ in 8 documents: in the training text (0.1 is held out), but below --unk-fraction
+        lines[index] += " Ǆ"
+    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (corpus_root / "sturm" / "train_sturm.conll").write_text("Ǆ O\n€rna O\nAnna O\n\n€ O\n\n", encoding="utf-8")  # € never in the text
+    process = run_cli(*train_args(text, corpus_root, tmp_path / "out", 2000), "--unk-fraction", "0.001")
+    output = process.stdout.read()
+    assert process.wait(timeout=300) == 0, output
+    summary = json.loads((tmp_path / "out" / "de-forward" / "summary.json").read_text())
+    rows = {row["split"]: row for row in summary["labeled_coverage"]}
+    assert set(rows) == {"train", "dev", "test"}
+    train = rows["train"]
+    assert (train["characters"], train["unk"], train["unk_distinct"], train["unseen"]) == (10, 3, 2, 2)  # Ǆ once (seen), € twice (unseen)
+    assert train["unk_examples"] == [["€", 2], ["Ǆ", 1]]
+    assert rows["dev"]["characters"] == len(SECRET.replace(" ", ""))
+    line = next(line for line in output.splitlines() if line.split()[:2] == ["sturm", "train"])
+    assert line.split() == ["sturm", "train", "10", "30.000", "2", "20.000", "€×2", "Ǆ×1"]

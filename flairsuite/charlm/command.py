@@ -11,8 +11,10 @@ import torch
 from flairsuite.charlm.recipes import recipe
 from flairsuite.charlm.run import budget_from, train_direction
 from flairsuite.charlm.trainer import Hyper
+from flairsuite.corpora.language_splits import labeled_tokens
 from flairsuite.distributed import first_on_rank_zero, leave, ranks_from_environment
-from flairsuite.paths import charlm_dir
+from flairsuite.paths import charlm_dir, corpora_dir
+from flairsuite.rawtext.char_coverage import coverage_lines, coverage_rows, training_characters
 from flairsuite.rawtext.language import describe, prepare_language
 
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
@@ -43,11 +45,17 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
         ),
     )
     lines = list(describe(corpus))
+    record = {}
+    if ranks.main:  # what the dictionary misses of the labeled corpora, recorded with each model
+        record["labeled_coverage"] = coverage_rows(
+            labeled_tokens(options["lang"], corpora_dir(options["corpora_dir"])), set(corpus.chars), training_characters(corpus.text_path("train"))
+        )
+        lines += coverage_lines(record["labeled_coverage"])
     rows = []
     for forward in DIRECTIONS[options["direction"]]:
         name = f"{options['name'] or options['lang']}-{'forward' if forward else 'backward'}"
         summary = train_direction(
-            corpus, models_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"], ranks
+            corpus, models_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"], ranks, record
         )
         rows.append((name, summary))
     leave(ranks)

@@ -97,9 +97,9 @@ def plot_curve(history: list[dict[str, float]], title: str, path: Path) -> None:
 
 def train_direction(
     corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, budget: Budget, resume: bool, force: bool, seed: int,
-    ranks: Ranks = Ranks(),
+    ranks: Ranks = Ranks(), record: Optional[dict[str, Any]] = None,
 ) -> Optional[dict[str, Any]]:
-    """Train one direction into `out`; its summary (also written to `out/summary.json`), on rank 0 (None on the others)."""
+    """Train one direction into `out`; its summary (also written to `out/summary.json`, with `record` added), on rank 0 (None on the others)."""
     trainer = CharLMTrainer(corpus, writable_folder(out), hyper, forward, seed, ranks)
     start_or_resume(trainer, resume, force)
     keep_freed_memory()
@@ -124,6 +124,7 @@ def train_direction(
         "hyper": asdict(hyper),
         "corpus": corpus.meta,
         "history": progress.history,
+        **(record or {}),
     }
     write_json(out / "summary.json", summary)
     plot_curve(progress.history, f"{out.name}: character LM", out / "learning-curve.png")

@@ -10,11 +10,12 @@ from typing import Any
 import gensim
 
 from flairsuite.atomic import atomic_folder, write_json
+from flairsuite.corpora.language_splits import labeled_tokens
 from flairsuite.corpora.registry import language_segmentation
 from flairsuite.paths import corpora_dir, wordvectors_dir
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus
-from flairsuite.wordvectors.coverage import augmented, coverage_row, labeled_tokens
+from flairsuite.wordvectors.coverage import augmented, coverage_row
 from flairsuite.wordvectors.report import PROBES, neighbour_lines, neighbours, oov_table
 from flairsuite.wordvectors.store import VECTORS_FILE, vectors_folder
 from flairsuite.wordvectors.tokens import TokenStream

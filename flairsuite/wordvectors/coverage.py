@@ -7,27 +7,14 @@ corpora gets its subword-built vector added to the saved vectors.
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable, Mapping
 
 from gensim.models.fasttext import FastTextKeyedVectors
 from gensim.models.keyedvectors import KeyedVectors
 
-from flairsuite.corpora.labeled import read_split
-from flairsuite.corpora.registry import dataset, names
-from flairsuite.corpora.tasks import LABELED_TASKS
+from flairsuite.corpora.language_splits import SplitTokens
 
 DIGIT = re.compile(r"\d")
-
-
-@dataclass
-class SplitTokens:
-    """Token counts of one split of a labeled dataset."""
-
-    dataset: str
-    split: str
-    counts: Counter
 
 
 def lookup_forms(word: str) -> tuple[str, ...]:
@@ -39,19 +26,6 @@ def lookup_forms(word: str) -> tuple[str, ...]:
 def covered(word: str, vocab: Mapping[str, int]) -> bool:
     """Whether Flair's `WordEmbeddings` finds a vector for `word` in `vocab`."""
     return any(form in vocab for form in lookup_forms(word))
-
-
-def labeled_tokens(language: str, root: Path) -> Iterator[SplitTokens]:
-    """Token counts of every split present under `root` of each NER and PoS dataset of `language`."""
-    for name in names():
-        spec = dataset(name)
-        if spec.task not in LABELED_TASKS or spec.language != language:
-            continue
-        for split, entry in spec.splits.items():
-            path = spec.locate(entry, root)
-            if path is not None:
-                sentences = read_split(spec, path).sentences
-                yield SplitTokens(name, split, Counter(token for s in sentences for token in s.tokens))
 
 
 def oov_tokens(counts: Counter, vocab: Mapping[str, int]) -> int:
