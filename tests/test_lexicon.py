@@ -23,9 +23,11 @@ from flairsuite.cli import cli
 from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.lexicon.coverage import split_coverage
+from flairsuite.lexicon.daluke import BulkDaluke, automaton_matches, build_automaton, entry_keys
 from flairsuite.lexicon.discover import DiscoverySettings, discover
+from flairsuite.lexicon.greedy import greedy_picks
 from flairsuite.lexicon.hashing import char_codes, token_bounds
-from flairsuite.lexicon.match import BulkMaximum, LexiconMatcher, Match, greedy_picks, position_tags, token_matches
+from flairsuite.lexicon.match import BulkMaximum, LexiconMatcher, Match, position_tags, token_matches
 from flairsuite.lexicon.ngrams import unit_text
 from flairsuite.lexicon.store import Lexicon, read_lexicon
 from flairsuite.rawtext.tokens import TOKEN
@@ -171,7 +173,7 @@ def test_whole_texts_in_small_pieces_match_as_the_definition(entries, lines):
         found = algorithm_1([t.group() for t in tokens], table, 1)
         expected.append([(tokens[m.start].start(), tokens[m.end - 1].end(), m.entry) for m in found])
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("flairsuite.lexicon.match.CHUNK_CHARACTERS", 8)
+        patch.setattr("flairsuite.lexicon.pieces.CHUNK_CHARACTERS", 8)
         assert BulkMaximum(lex).text_spans(lines) == expected
 
 
@@ -229,6 +231,40 @@ def test_daluke_rule_bounds_case_and_partly_covered_words():
     ]
     assert [m.end - m.start for m in matcher.daluke(["x" * 48, "y" * 49])] == [1]  # 48 characters match, 49 never
     assert matcher.daluke(["aBerlin"]) == []  # only at word starts
+
+
+DALUKE_WORDS = ["Karl", "Marx", "karl", "Marxismus", "New", "York", "ß", "Straße", ",", "Ab", "İst"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(DALUKE_WORDS), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=8),
+    st.lists(st.lists(st.sampled_from(DALUKE_WORDS + ["  ", "\u00a0"]), max_size=12).map(" ".join), min_size=1, max_size=5),
+)
+def test_vectorised_daluke_rule_is_the_automaton_definition(entries, lines):
+    # over word lists and over whole texts in pieces of a few characters: the definition's matches, line by line
+    lex = lexicon("words", *entries)
+    bulk = BulkDaluke(lex)
+    automaton = build_automaton(entry_keys(lex))
+    expected = []
+    for line in lines:
+        tokens = list(TOKEN.finditer(line))
+        words = [t.group() for t in tokens]
+        assert bulk.word_matches(words) == automaton_matches(automaton, words)
+        expected.append([(tokens[a].start(), tokens[b - 1].end(), entry) for a, b, entry in automaton_matches(automaton, words)])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("flairsuite.lexicon.pieces.CHUNK_CHARACTERS", 8)
+        assert bulk.text_spans(lines) == expected
+
+
+def test_daluke_hash_collision_falls_back_to_the_automaton(monkeypatch):
+    lines = ["In Wien , BERLIN und New York City", "traf Karl Marx"]
+    bulk = BulkDaluke(lexicon("words", "Berlin", "new york city", "Karl Mar"))
+    fast = bulk.text_spans(lines)
+    assert [[line[a:b] for a, b, _ in spans] for line, spans in zip(lines, fast)] == [["BERLIN", "New York City"], ["Karl Marx"]]
+    monkeypatch.setattr(BulkDaluke, "word_spans", lambda *args: None)
+    assert bulk.text_spans(lines) == fast
+    assert bulk.word_matches(lines[1].split()) == [(1, 3, 2)]
 
 
 def test_characters_lexicon_on_word_tokens_covers_every_token_it_touches():

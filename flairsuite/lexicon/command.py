@@ -13,7 +13,7 @@ from flairsuite.corpora.registry import dataset, language_segmentation
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.lexicon.coverage import Coverage, language_coverage
 from flairsuite.lexicon.discover import SETTINGS, DiscoverySettings, discover
-from flairsuite.lexicon.match import BulkMaximum, LexiconMatcher
+from flairsuite.lexicon.match import LexiconMatcher
 from flairsuite.lexicon.ngrams import unit_text
 from flairsuite.lexicon.store import Lexicon, read_lexicon, write_lexicon
 from flairsuite.rawtext.language import prepare_language
@@ -85,11 +85,7 @@ def coverage_lines(found: list[Coverage]) -> Iterator[str]:
 def match_lines(lexicon: Lexicon, rule: str, lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     """One record per line: its number and its matches as character spans with the entry they matched."""
     lines = list(lines)
-    if rule == "maximum":
-        found = BulkMaximum(lexicon).text_spans(lines)
-    else:
-        matcher = LexiconMatcher(lexicon, rule)
-        found = [matcher.text_spans(line) for line in lines]
+    found = LexiconMatcher(lexicon, rule).bulk.text_spans(lines)
     for number, (line, spans) in enumerate(zip(lines, found), start=1):
         yield {"line": number, "spans": [
             {"start": start, "end": end, "text": line[start:end], "entry": lexicon.text(lexicon.entries[index])} for start, end, index in spans

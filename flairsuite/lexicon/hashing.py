@@ -8,7 +8,9 @@
   prefix sum: the sum over a unit's characters of code × base^offset, its start's power divided out
   by the base's inverse modulo 2^64), mixed with the unit's length. Two bases give two independent
   hashes: one finds candidates, the other confirms them.
+- `PrefixHashes`: the same hash of any span of one text in O(1) (the DaLUKE rule's character windows).
 - `window_hashes`: the hash of every window of `length` consecutive units (codes or unit hashes).
+- `lowered`: code points lowercased one by one (case ignored without moving any offset).
 """
 
 from functools import lru_cache
@@ -60,24 +62,58 @@ def token_bounds(codes: np.ndarray, line_tokens: bool = False) -> tuple[np.ndarr
     return starts, ends
 
 
+@lru_cache(maxsize=4)
+def lower_table(bits: int) -> np.ndarray:
+    """Each code point below 2^bits lowercased, where its lowercase is one code point (else kept): case ignored without moving offsets."""
+    table = np.arange(1 << bits, dtype=np.uint64)
+    for code in range(1 << bits):
+        lower = chr(code).lower()
+        if len(lower) == 1 and ord(lower) != code:
+            table[code] = ord(lower)
+    return table
+
+
+def lowered(codes: np.ndarray) -> np.ndarray:
+    """`codes` with every code point lowercased (`lower_table`)."""
+    if not len(codes):
+        return codes
+    return lower_table(max(8, int(codes.max()).bit_length()))[codes.astype(np.int64)]
+
+
 def powers(base: int, count: int) -> np.ndarray:
-    """base^0 .. base^(count-1) modulo 2^64."""
-    out = np.ones(count, dtype=np.uint64)
-    if count > 1:
-        out[1:] = np.cumprod(np.full(count - 1, base, dtype=np.uint64))  # wraps modulo 2^64
+    """base^0 .. base^(count-1) modulo 2^64 (a read-only view of a table kept per base, grown in powers of two)."""
+    return power_table(base, max(12, (count - 1).bit_length()))[:count]
+
+
+@lru_cache(maxsize=16)
+def power_table(base: int, bits: int) -> np.ndarray:
+    out = np.ones(1 << bits, dtype=np.uint64)
+    out[1:] = np.cumprod(np.full((1 << bits) - 1, base, dtype=np.uint64))  # wraps modulo 2^64
+    out.flags.writeable = False
     return out
 
 
+class PrefixHashes:
+    """The unit hash of any span of one text in O(1): a prefix sum of code × base^position and the base's inverse powers."""
+
+    def __init__(self, codes: np.ndarray, base: int) -> None:
+        with np.errstate(over="ignore"):
+            self.prefix = np.zeros(len(codes) + 1, dtype=np.uint64)
+            np.cumsum(codes * powers(base, len(codes)), out=self.prefix[1:])
+        self.inverse = powers(pow(base, -1, 1 << 64), len(codes))
+
+    def of(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """The hash of each span `[start, end)`: sum of code × base^offset (mod 2^64), times a mixer, plus the length."""
+        with np.errstate(over="ignore"):
+            hashes = (self.prefix[ends] - self.prefix[starts]) * self.inverse[starts]
+            return hashes * LENGTH_MIX + (ends - starts).astype(np.uint64)
+
+
 def unit_hashes(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, base: int) -> np.ndarray:
-    """The hash of each unit `codes[start:end]`: sum of code × base^offset (mod 2^64), times a mixer, plus the length."""
+    """The hash of each unit `codes[start:end]` (`PrefixHashes.of`)."""
     if not len(starts):
         return np.zeros(0, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        prefix = np.zeros(len(codes) + 1, dtype=np.uint64)
-        np.cumsum(codes * powers(base, len(codes)), out=prefix[1:])
-        inverse = powers(pow(base, -1, 1 << 64), len(codes))
-        hashes = (prefix[ends] - prefix[starts]) * inverse[starts]
-        return hashes * LENGTH_MIX + (ends - starts).astype(np.uint64)
+    return PrefixHashes(codes, base).of(starts, ends)
 
 
 def string_hashes(units: list[str], base: int) -> np.ndarray:

@@ -16,9 +16,9 @@
   characters.)
 - `daluke`: the auto-annotation of DaLUKE (Møller et al., daluke-danish.tex, "Auto-annotated
   entities"): at every word start, the next n characters (5 ≤ n ≤ 48) are compared with the
-  entries ignoring case (on an Aho-Corasick automaton, pyahocorasick, listing every match); on a
-  match (the longest n) every word the characters cover, whole or in part, is annotated, and the
-  scan jumps to the next word start after the match.
+  entries ignoring case; on a match (the longest n) every word the characters cover, whole or in
+  part, is annotated, and the scan jumps to the next word start after the match. Vectorised in
+  `daluke.py` (`BulkDaluke`), with the definition on an Aho-Corasick automaton beside it.
 
 A match is (first unit, end unit exclusive, entry index). `position_tags` turns matches into one
 tag per unit: B, I, E (first, inner, last unit of a match), S (a one-unit match) or O.
@@ -27,16 +27,16 @@ tag per unit: B, I, E (first, inner, last unit of a match), S (a one-unit match)
 from collections.abc import Sequence
 from typing import NamedTuple, Optional
 
-import ahocorasick
 import numpy as np
 
 from flairsuite.errors import FlairsuiteError
+from flairsuite.lexicon.daluke import BulkDaluke
+from flairsuite.lexicon.greedy import greedy_picks
 from flairsuite.lexicon.hashing import CHECK_BASE, UNIT_BASES, WINDOW_BASE, char_codes, string_hashes, token_bounds, unit_hashes
+from flairsuite.lexicon.pieces import Spans, spans_by_line, text_arrays
 from flairsuite.lexicon.store import Lexicon
-from flairsuite.rawtext.tokens import TOKEN
 
 RULES = ("maximum", "daluke")
-DALUKE_LENGTHS = (5, 48)  # characters per match, inclusive (the paper's bounds)
 POSITION_TAGS = ("O", "B", "I", "E", "S")
 NO_UNIT = " "  # stands for a unit that is no single character in a characters lexicon's text (no entry holds it)
 
@@ -48,37 +48,22 @@ class Match(NamedTuple):
 
 
 class LexiconMatcher:
-    """The entries of a lexicon, matched by `rule`: `maximum` (vectorised, `BulkMaximum`) or `daluke` (an Aho-Corasick automaton)."""
+    """The entries of a lexicon, matched by `rule`: `maximum` (`BulkMaximum`) or `daluke` (`daluke.BulkDaluke`), both vectorised."""
 
     def __init__(self, lexicon: Lexicon, rule: str = "maximum") -> None:
         if rule not in RULES:
             raise FlairsuiteError(f"unknown matching rule '{rule}' (known: {', '.join(RULES)})")
         self.lexicon, self.rule = lexicon, rule
-        self.automaton = ahocorasick.Automaton()
         self.characters = lexicon.units == "characters"
-        self.bulk = BulkMaximum(lexicon) if rule == "maximum" else None
-        if self.bulk is not None:
-            self.empty = not self.bulk.tables
-            return
-        low, high = DALUKE_LENGTHS
-        for index, entry in enumerate(lexicon.entries):
-            key = lexicon.text(entry).lower()
-            if low <= len(key) <= high and not self.automaton.exists(key):
-                self.automaton.add_word(key, (len(key), index))
-        self.empty = len(self.automaton) == 0
-        if not self.empty:
-            self.automaton.make_automaton()
+        self.bulk = BulkMaximum(lexicon) if rule == "maximum" else BulkDaluke(lexicon)
+        self.empty = not self.bulk.tables
 
     def text_spans(self, text: str) -> list[tuple[int, int, int]]:
         """The matches in a line of raw text as (start character, end character, entry): maximum rule as
         `BulkMaximum.text_spans`; the DaLUKE rule over the line's word tokens (`rawtext.tokens.TOKEN`)."""
         if self.empty:
             return []
-        if self.bulk is not None:
-            return self.bulk.text_spans([text])[0]
-        tokens = list(TOKEN.finditer(text))
-        words = [token.group() for token in tokens]
-        return [(tokens[start].start(), tokens[end - 1].end(), index) for start, end, index in self.match(words)]
+        return self.bulk.text_spans([text])[0]
 
     def maximum(self, units: Sequence[str]) -> list[Match]:
         """Algorithm 1 over `units` (characters or tokens)."""
@@ -90,28 +75,7 @@ class LexiconMatcher:
         """The DaLUKE rule over `words` (tokens written with single spaces between them); matches in word positions."""
         if self.empty or not words:
             return []
-        text = " ".join(words).lower()
-        word_at, starts, position = [], [], 0
-        for number, word in enumerate(words):
-            starts.append(position)
-            word_at += [number] * (len(word) + 1)
-            position += len(word) + 1
-        longest: dict[int, tuple[int, int]] = {}  # start character -> (length, entry) of the longest match there
-        for end, (size, index) in self.automaton.iter(text):
-            start = end + 1 - size
-            if size > longest.get(start, (0, 0))[0]:
-                longest[start] = (size, index)
-        matches, number = [], 0
-        while number < len(words):
-            found = longest.get(starts[number])
-            if found is None:
-                number += 1
-                continue
-            size, index = found
-            last = word_at[starts[number] + size - 1]  # the word holding the match's last character
-            matches.append(Match(number, last + 1, index))
-            number = last + 1
-        return matches
+        return [Match(*found) for found in self.bulk.word_matches(words)]
 
     def match(self, units: Sequence[str]) -> list[Match]:
         """The matches of the matcher's rule: `units` are characters or tokens (maximum), or words (daluke)."""
@@ -141,31 +105,6 @@ def token_matches(matcher: LexiconMatcher, tokens: Sequence[str]) -> list[Match]
 
 FILTER_LOAD = 16  # a bitmap of 16 bits or more per entry (of one length), indexed by the hashes' low bits, sorts out
 #                    almost every window before the sorted search while staying small enough for the processor's caches
-CHUNK_CHARACTERS = 1 << 22  # text_arrays works through the lines in pieces of about this many characters (bounded memory)
-
-
-def greedy_picks(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Which marks (sorted starts, the longest entry length at each) Algorithm 1's left-to-right pass takes.
-
-    A mark that starts at or after the end of every earlier mark is always taken; only the marks
-    inside the reach of an earlier one (a cluster behind its first, free mark) need the sequential pass.
-    """
-    ends = starts + lengths
-    free = np.ones(len(starts), dtype=bool)
-    if len(starts) > 1:
-        free[1:] = starts[1:] >= np.maximum.accumulate(ends)[:-1]
-    taken = free.copy()
-    crowded = np.flatnonzero(~free)
-    if len(crowded):
-        leaders = np.maximum.accumulate(np.where(free, np.arange(len(starts)), 0))[crowded]
-        cluster, after = -1, 0
-        for mark, start, end, leader in zip(crowded.tolist(), starts[crowded].tolist(), ends[crowded].tolist(), leaders.tolist()):
-            if leader != cluster:
-                cluster, after = leader, int(ends[leader])
-            if start >= after:
-                taken[mark] = True
-                after = end
-    return taken
 
 
 class BulkMaximum:
@@ -282,7 +221,7 @@ class BulkMaximum:
             return self.exact(units)
         return list(zip(*(column.tolist() for column in found)))
 
-    def chunk_arrays(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def chunk_arrays(self, text: str) -> Spans:
         """(start character, end character, entry) of every match in `text` (lines joined by line ends: none crosses one)."""
         codes = char_codes(text)
         if self.characters:
@@ -298,34 +237,14 @@ class BulkMaximum:
         return starts[first], ends[last - 1], entries
 
     def text_arrays(self, lines: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The matches of all `lines` as arrays (line, start character, end character, entry), in pieces of about
-        CHUNK_CHARACTERS: no match crosses a line end; with a characters lexicon none spans whitespace, with a word
+        """The matches of all `lines` as arrays (line, start character, end character, entry), in pieces of whole lines
+        (`pieces.text_arrays`): no match crosses a line end; with a characters lexicon none spans whitespace, with a word
         lexicon units are word tokens (`rawtext.tokens.TOKEN`)."""
-        empty = np.zeros(0, dtype=np.int64)
-        if not lines or not self.tables:
-            return empty, empty, empty, empty
-        pieces, first_line = [], 0
-        while first_line < len(lines):
-            last_line, size = first_line, 0
-            while last_line < len(lines) and (size == 0 or size + len(lines[last_line]) < CHUNK_CHARACTERS):
-                size += len(lines[last_line]) + 1
-                last_line += 1
-            chunk = lines[first_line:last_line]
-            begin, finish, entries = self.chunk_arrays("\n".join(chunk))
-            line_starts = np.cumsum([0] + [len(line) + 1 for line in chunk[:-1]])
-            numbers = np.searchsorted(line_starts, begin, side="right") - 1
-            offsets = line_starts[numbers] if len(numbers) else empty
-            pieces.append((numbers + first_line, begin - offsets, finish - offsets, entries))
-            first_line = last_line
-        return tuple(np.concatenate([piece[k] for piece in pieces]).astype(np.int64) for k in range(4))
+        return text_arrays(lines if self.tables else [], self.chunk_arrays, list)
 
     def text_spans(self, lines: Sequence[str]) -> list[list[tuple[int, int, int]]]:
         """Every line's matches as (start character, end character, entry) (`text_arrays`, grouped by line)."""
-        per_line: list[list[tuple[int, int, int]]] = [[] for _ in lines]
-        numbers, begin, finish, entries = self.text_arrays(lines)
-        for line, first, last, entry in zip(numbers.tolist(), begin.tolist(), finish.tolist(), entries.tolist()):
-            per_line[line].append((first, last, entry))
-        return per_line
+        return spans_by_line(lines, self.text_arrays(lines))
 
 
 def filter_bits(entries: int) -> int:
