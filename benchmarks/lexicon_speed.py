@@ -5,9 +5,9 @@ Discovery: `flairsuite.lexicon` (numpy n-gram ids, `np.unique`) over the prepare
 `collections.Counter`s of token tuples with their left/right neighbour Counters, timed on the first
 `--sample` documents (it would need many GB on the whole text), and ours on the same sample: the ratio.
 
-Matching: the lexicon just found, matched over the same text (the maximum rule: `BulkMaximum.text_arrays`,
-all lines in one vectorised pass, spans as character offsets per line; the DaLUKE rule: line by line on
-the automaton), in characters per second, and as `match-lexicon` writes it (JSON lines); beside it the
+Matching: the lexicon just found, matched over the same text by both rules (`BulkMaximum.text_arrays`,
+`BulkDaluke.text_arrays`: all lines in pieces, spans as character offsets per line), in characters per
+second with the process's peak memory, and as `match-lexicon` writes it (JSON lines); beside it the
 ordinary maximum matching, a Python loop trying every length from the longest entry down at each unit
 against a `set` of entries, on the sample.
 
@@ -123,17 +123,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     lexicon = Lexicon(units, tuple(split_entry(entry, units) for entry in table["entry"]), tuple(table["score"]))
     rates = {}
     for rule in ("maximum", "daluke"):
-        if rule == "maximum":
-            bulk = BulkMaximum(lexicon)
-            spans, seconds = timed(lambda: len(bulk.text_arrays(lines)[0]))
-        else:
-            matcher = LexiconMatcher(lexicon, rule)
-            spans, seconds = timed(lambda m=matcher: sum(map(len, m.bulk.text_spans(lines))))
+        bulk = LexiconMatcher(lexicon, rule).bulk  # BulkMaximum or BulkDaluke: all lines in pieces, spans as arrays
+        with PeakMemory() as matching_peak:
+            spans, seconds = timed(lambda b=bulk: len(b.text_arrays(lines)[0]))
         _, json_seconds = timed(lambda r=rule: sum(len(json.dumps(record, ensure_ascii=False)) for record in match_lines(lexicon, r, lines)))
         rates[rule] = {"spans": spans, "seconds": round(seconds, 2), "chars_per_second": round(characters / seconds),
-                       "with_json_lines_chars_per_second": round(characters / json_seconds)}
-        print(f"matching ({rule}), whole text: {spans:,} spans in {seconds:.1f} s, {characters / seconds / 1e6:.2f} M characters/s "
-              f"(as match-lexicon's JSON lines: {characters / json_seconds / 1e6:.2f} M characters/s)")
+                       "with_json_lines_chars_per_second": round(characters / json_seconds),
+                       "peak_rss_mb": round(matching_peak.rss_mb or 0), "peak_rss_anon_mb": round(matching_peak.anon_mb or 0)}
+        print(f"matching ({rule}), whole text: {spans:,} spans in {seconds:.1f} s, {characters / seconds / 1e6:.2f} M characters/s, "
+              f"peak RSS {matching_peak.rss_mb:,.0f} MB (as match-lexicon's JSON lines: {characters / json_seconds / 1e6:.2f} M characters/s)")
     entries = set(lexicon.entries)
     longest = max(map(len, entries))
     bulk = BulkMaximum(lexicon)
