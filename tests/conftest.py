@@ -81,3 +81,18 @@ def train_tiny_embeddings(root: Path, charlm_direction: str = "forward", fasttex
         result = CliRunner().invoke(cli, command + common, env={"FLAIRSUITE_HOME": str(root / "home")}, catch_exceptions=False)
         assert result.exit_code == 0, result.output
     return root / "home"
+
+
+def invoke(*args: str):
+    """Run the `flairsuite` command line in-process (click's runner); exceptions propagate."""
+    from flairsuite.cli import cli
+
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def one_error_line(result) -> str:
+    """The single `Error: ...` line of a failed command (exit status 1, nothing else, no traceback)."""
+    lines = result.output.strip("\n").splitlines()
+    assert result.exit_code == 1 and len(lines) == 1, result.output
+    assert lines[0].startswith("Error: ") and "Traceback" not in result.output
+    return lines[0]

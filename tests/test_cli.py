@@ -3,24 +3,10 @@
 import re
 
 import pytest
-from click.testing import CliRunner
+from conftest import invoke as run
+from conftest import one_error_line
 
-from flairsuite.cli import cli
 from flairsuite.corpora.registry import names
-
-
-def run(*args):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def one_error_line(result):
-    """The single `Error: ...` line of a failed command (and nothing else, no traceback)."""
-    assert result.exit_code == 1, result.output
-    lines = result.output.strip("\n").splitlines()
-    assert len(lines) == 1, result.output
-    assert lines[0].startswith("Error: ")
-    assert "Traceback" not in result.output
-    return lines[0]
 
 
 def test_stats_bad_tag_is_one_error_line_with_file_and_line(sturm):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import write_file
+from conftest import one_error_line, write_file
 
 from flairsuite.cli import cli
 from flairsuite.errors import InputError
@@ -386,13 +386,6 @@ def test_cli_column_and_json_read_xml_as_text(tmp_path: Path) -> None:
     result = run(str(FIXTURES / "map.pt"), str(path))
     assert result.exit_code == 0, result.output
     assert "Anna" in [line.split("\t")[0] for line in result.stdout.splitlines()]
-
-
-def one_error_line(result: Result) -> str:
-    assert result.exit_code != 0, result.output
-    lines = result.output.strip("\n").splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    return lines[0]
 
 
 @pytest.mark.parametrize(

@@ -14,11 +14,10 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import write_file
+from conftest import invoke as run
+from conftest import one_error_line, write_file
 from flair.datasets import ColumnCorpus
 
-from flairsuite.cli import cli
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.loading import flair_corpus
 from flairsuite.corpora.own import own_corpus
@@ -55,16 +54,8 @@ CONLLU = """\
 """
 
 
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def one_error_line(result) -> str:
-    """The single `Error: ...` line of a failed command (no traceback)."""
-    lines = result.output.strip("\n").splitlines()
-    assert result.exit_code == 1 and len(lines) == 1, result.output
-    assert lines[0].startswith("Error: ") and "Traceback" not in result.output
-    return lines[0]
 
 
 def folder(root: Path, files: dict[str, str]) -> Path:

@@ -14,12 +14,11 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import write_file
+from conftest import invoke as run
+from conftest import one_error_line, write_file
 from flair.data import Sentence
 from flair.models import SequenceTagger
 
-from flairsuite.cli import cli
 from flairsuite.results.collect import read_run
 from flairsuite.tagging.scoring import accuracy_scores
 
@@ -50,15 +49,8 @@ NER_DEV = "Marie\tB-pers\nschreibt\tO\n"
 NER_TEST = "Otto\tB-pers\nkam\tO\nnach\tO\nBerlin\tB-place\n"
 
 
-def run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def one_error_line(result) -> str:
-    lines = result.output.strip("\n").splitlines()
-    assert result.exit_code == 1 and len(lines) == 1, result.output
-    assert lines[0].startswith("Error: ") and "Traceback" not in result.output
-    return lines[0]
 
 
 def corpus_folder(root: Path, train: str, dev: str, test: str) -> Path:

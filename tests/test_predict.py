@@ -7,7 +7,7 @@ import flair
 import pytest
 import torch
 from click.testing import CliRunner, Result
-from conftest import DAYS, NAMES, PLACES, VERBS, write_file
+from conftest import DAYS, NAMES, PLACES, VERBS, one_error_line, write_file
 from flair.data import Dictionary, Sentence, get_spans_from_bio
 from flair.embeddings import FlairEmbeddings, StackedEmbeddings, WordEmbeddings
 from flair.models import LanguageModel, SequenceTagger
@@ -159,11 +159,6 @@ def test_plain_flair_cli_path(models: dict[str, Path], tmp_path: Path) -> None:
     assert [line.split("\t")[1] for line in plain.stdout.splitlines() if line] == [tag for row in exact for tag, _ in row]
 
 
-def one_error_line(result: Result) -> str:
-    assert result.exit_code == 1, result.output
-    lines = result.output.strip("\n").splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    return lines[0]
 
 
 @pytest.mark.parametrize(
