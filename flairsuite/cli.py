@@ -350,7 +350,7 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
 @cli.command("discover-words")
 @click.option("--lang", required=True, help="Language (de, en, da, zh): its raw-text set; Chinese units are characters, others word tokens.")
 @click.option("--corpus", multiple=True, type=click.Path(), help="Text files or folders instead of the language's raw-text set (as train-charlm).")
-@click.option("--add-dataset", multiple=True, help="Also the text of this labeled dataset's train split, labels ignored (repeatable), e.g. cluener.")
+@click.option("--add-dataset", multiple=True, help="Also the text of this labeled dataset's train split, labels ignored (repeatable), e.g. sturm; not one the raw text already holds (raw-zh: cluener).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Lexicon file [default: lexicons/LANG.tsv under $FLAIRSUITE_HOME].")
 @click.option("--shortest", type=click.IntRange(min=1), default=None, help="Units per entry at least [default: 2 characters, 1 word].")
 @click.option("--longest", type=click.IntRange(min=1), default=None, help="Units per entry at most [default: 6 characters, 3 words].")
@@ -372,7 +372,8 @@ def discover_words(**options: Any) -> None:
     \b
     Examples:
       flairsuite discover-words --lang de
-      flairsuite discover-words --lang zh --add-dataset cluener --out lexicons/zh-cluener.tsv
+      flairsuite discover-words --lang zh --out lexicons/zh-cluener.tsv
+      flairsuite discover-words --lang de --add-dataset sturm --out lexicons/de-sturm.tsv
     """
     from pathlib import Path
 

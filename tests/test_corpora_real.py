@@ -169,7 +169,8 @@ def test_raw_text_documents_match_provenance(name: str) -> None:
             assert stats.summary.loc[source, "characters"] == characters
 
 
-def test_raw_zh_streams_every_novel() -> None:
+def test_raw_zh_streams_every_novel_and_the_cluener_train_text() -> None:
     stats = corpus_stats(dataset("raw-zh"), ROOT)
-    assert list(stats.summary.index) == ["sanguo", "shuihu", "hongloumeng", "xiyou"]
+    assert list(stats.summary.index) == ["sanguo", "shuihu", "hongloumeng", "xiyou", "cluener-train"]
     assert (stats.summary["documents"] > 1000).all()
+    assert stats.summary.loc["cluener-train", "documents"] == 10748  # every train record of CLUENER, one document each

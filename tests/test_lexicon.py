@@ -343,6 +343,15 @@ def test_discover_words_and_match_lexicon_from_the_command_line(tmp_path, monkey
     assert bad.exit_code == 1 and bad.stderr.strip().startswith(f"Error: {tmp_path / 'none.tsv'}: lexicon not found")
 
 
+def test_a_dataset_the_raw_text_already_holds_is_not_added_twice(tmp_path, monkeypatch):
+    # raw-zh holds CLUENER's train text: --add-dataset cluener would count every sentence twice
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(tmp_path / "home"))
+    write_file(tmp_path / "corpora" / "cluener2020" / "train.json", '{"text": "浙商银行", "label": {"company": {"浙商银行": [[0, 3]]}}}\n')
+    result = run("discover-words", "--lang", "zh", "--add-dataset", "cluener", "--corpora-dir", str(tmp_path / "corpora"))
+    assert result.exit_code == 1 and result.stderr.strip() == (
+        "Error: --add-dataset cluener: its train text is already in the raw text (raw-zh source cluener-train); leave the option out")
+
+
 NER_TRAIN = "Franz\tB-pers\nMarc\tI-pers\nmalte\tO\nin\tO\nBerlin\tB-place\n.\tO\n\nElse\tB-pers\nkam\tO\nnach\tO\nWien\tB-place\n"
 NER_TEST = "Franz\tB-pers\nMarc\tI-pers\nkam\tO\nnach\tO\nBerlin\tB-place\n"
 

@@ -630,6 +630,25 @@ def test_iter_documents_csv_unterminated_quote(write):
         list(iter_documents(path, GNAD))
 
 
+JSON_TEXT = FileSpec(name="cluener-train", files=("x",), format=FormatSpec(kind="json_lines", field="text"))
+
+
+def test_iter_documents_json_lines_take_the_text_field(write):
+    path = write("train.json", '{"text": " 浙商银行企业信贷部 ", "label": {}}\n\n{"text": ""}\n{"text": "2009年 Nokia"}\n')
+    assert list(iter_documents(path, JSON_TEXT)) == [(1, "浙商银行企业信贷部"), (4, "2009年 Nokia")]
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ('{"text": "a"', r"not a JSON object \("),
+    ('["text"]', r"a JSON object with a text field 'text' expected"),
+    ('{"label": {}}', r"a JSON object with a text field 'text' expected"),
+])
+def test_iter_documents_json_lines_bad_line(write, line, message):
+    path = write("train.json", '{"text": "a"}\n' + line + "\n")
+    with raises_at(path, 2, message):
+        list(iter_documents(path, JSON_TEXT))
+
+
 def test_iter_documents_non_utf8(write):
     path = write("test.csv", b"Etat;'a'\nSport;'\xe9'\n")
     with raises_at(path, 2, r"not valid utf-8: byte 0xe9"):

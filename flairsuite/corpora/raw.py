@@ -1,6 +1,7 @@
 """Stream the documents of a raw-text set (for language models), never loading a file whole."""
 
 import csv
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,5 +50,18 @@ def iter_documents(path: Path, source: FileSpec, encoding: str = "utf-8") -> Ite
             text = row[fmt.column].strip()
             if text:
                 yield start, text
+    elif fmt.kind == "json_lines":
+        for lineno, line in read_lines(path, encoding):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as err:
+                raise InputError(path, lineno, f"not a JSON object ({err})") from None
+            text = record.get(fmt.field) if isinstance(record, dict) else None
+            if not isinstance(text, str):
+                raise InputError(path, lineno, f"a JSON object with a text field '{fmt.field}' expected")
+            if text.strip():
+                yield lineno, text.strip()
     else:
         raise InputError(path, None, f"format '{fmt.kind}' is not a raw-text format")

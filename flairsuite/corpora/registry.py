@@ -29,6 +29,7 @@ class FormatSpec:
     delimiter: str = ","
     quotechar: str = '"'
     column: int = 0
+    field: str = "text"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from flairsuite.lexicon.discover import SETTINGS, DiscoverySettings, discover
 from flairsuite.lexicon.match import LexiconMatcher
 from flairsuite.lexicon.ngrams import unit_text
 from flairsuite.lexicon.store import Lexicon, read_lexicon, write_lexicon
-from flairsuite.rawtext.language import prepare_language
+from flairsuite.rawtext.language import prepare_language, raw_set
 from flairsuite.rawtext.tokens import tokenize
 
 
@@ -27,15 +27,34 @@ def text_documents(path: Path, characters: bool) -> Iterator[list[str]]:
             yield tokenize(line, characters)
 
 
-def dataset_documents(name: str, root: Path, characters: bool) -> Iterator[list[str]]:
-    """The sentences of labeled dataset `name`'s train split as unlabeled documents (labels ignored)."""
+def dataset_train_path(name: str, root: Path, raw_files: dict[Path, str]) -> Path:
+    """The train file of labeled dataset `name`; missing, or already held by the raw text (`raw_files`: resolved
+    path -> raw set and source, so it is not counted twice), it is a one-line error."""
     spec = dataset(name)
     entry = spec.splits.get("train")
     path = spec.locate(entry, root) if entry is not None else None
     if path is None:
         raise FlairsuiteError(f"--add-dataset {name}: its train split is not under {spec.directory(root)}")
-    for sentence in read_split(spec, path).sentences:
+    if path.resolve() in raw_files:
+        raise FlairsuiteError(f"--add-dataset {name}: its train text is already in the raw text ({raw_files[path.resolve()]}); leave the option out")
+    return path
+
+
+def dataset_documents(name: str, path: Path, characters: bool) -> Iterator[list[str]]:
+    """The sentences of labeled dataset `name`'s train file as unlabeled documents (labels ignored)."""
+    for sentence in read_split(dataset(name), path).sentences:
         yield [char for token in sentence.tokens for char in token if not char.isspace()] if characters else list(sentence.tokens)
+
+
+def raw_source_files(language: str, root: Path) -> dict[Path, str]:
+    """The local files of the language's raw-text set: resolved path -> `raw-set source`."""
+    spec = dataset(raw_set(language))
+    found = {}
+    for name, source in spec.sources.items():
+        path = spec.locate(source, root)
+        if path is not None:
+            found[path.resolve()] = f"{spec.name} source {name}"
+    return found
 
 
 def settings_from(options: dict[str, Any], units: str) -> DiscoverySettings:
@@ -54,10 +73,12 @@ def discover_command(options: dict[str, Any], root: Path, out: Path) -> Iterator
     settings = settings_from(options, units)
     if out.exists() and not options["force"]:
         raise FlairsuiteError(f"{out} exists: pass --force to replace it")
+    raw_files = {} if options["corpus"] else raw_source_files(language, root)
+    added = {name: dataset_train_path(name, root, raw_files) for name in options["add_dataset"]}
     corpus = prepare_language(language, options["corpus"], options["corpora_dir"])
     started = time.perf_counter()
     documents: list[Iterable[list[str]]] = [text_documents(corpus.text_path("train"), units == "characters")]
-    documents += [dataset_documents(name, root, units == "characters") for name in options["add_dataset"]]
+    documents += [dataset_documents(name, path, units == "characters") for name, path in added.items()]
     text = unit_text(document for source in documents for document in source)
     table = discover(text, settings, "" if units == "characters" else " ")
     write_lexicon(out, table, units, language)
