@@ -52,7 +52,7 @@ def corpora() -> None:
 @corpora.command("list")
 @corpora_dir_option
 def corpora_list(corpora_dir: Optional[str]) -> None:
-    """Table of every registered dataset and the splits present locally.
+    """Table of every registered dataset and the splits present locally, then the reference tables per language.
 
     \b
     Example:
@@ -60,10 +60,14 @@ def corpora_list(corpora_dir: Optional[str]) -> None:
     """
     from flairsuite.corpora.overview import registry_table
     from flairsuite.paths import corpora_dir as resolve
+    from flairsuite.paths import results_dir
+    from flairsuite.results.inventory import inventory_lines
 
     root = resolve(corpora_dir)
     click.echo(f"corpora directory: {root.resolve()}")
-    click.echo(registry_table(root).to_string(index=False))
+    table = registry_table(root)
+    click.echo(table.to_string(index=False))
+    click.echo("\n".join(inventory_lines(results_dir(), sorted(set(table["lang"])))))
 
 
 def corpus_options(command: Any) -> Any:
@@ -350,7 +354,10 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
 @cli.command("discover-words")
 @click.option("--lang", required=True, help="Language (de, en, da, zh): its raw-text set; Chinese units are characters, others word tokens.")
 @click.option("--corpus", multiple=True, type=click.Path(), help="Text files or folders instead of the language's raw-text set (as train-charlm).")
-@click.option("--add-dataset", multiple=True, help="Also the text of this labeled dataset's train split, labels ignored (repeatable), e.g. sturm; not one the raw text already holds (raw-zh: cluener).")
+@click.option(
+    "--add-dataset", multiple=True,
+    help="Also the text of this labeled dataset's train split, labels ignored (repeatable), e.g. sturm; not one the raw text already holds (raw-zh: cluener).",
+)
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Lexicon file [default: lexicons/LANG.tsv under $FLAIRSUITE_HOME].")
 @click.option("--shortest", type=click.IntRange(min=1), default=None, help="Units per entry at least [default: 2 characters, 1 word].")
 @click.option("--longest", type=click.IntRange(min=1), default=None, help="Units per entry at most [default: 6 characters, 3 words].")

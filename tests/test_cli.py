@@ -1,10 +1,12 @@
 """The `flairsuite` command line on fixture corpora: one-line errors, stats, list, help."""
 
+import json
+import os
 import re
 
 import pytest
 from conftest import invoke as run
-from conftest import one_error_line
+from conftest import one_error_line, write_file
 
 from flairsuite.corpora.registry import names
 
@@ -107,12 +109,27 @@ def test_list_shows_every_registry_name(tmp_path, sturm):
     (root / "sturm" / "test_sturm.conll").unlink()
     result = run("corpora", "list", "--corpora-dir", str(root))
     assert result.exit_code == 0, result.output
-    rows = result.output.splitlines()[2:]
+    rows = result.output.splitlines()[2 : 2 + len(names())]
     first_words = [row.split()[0] for row in rows]
     assert first_words == names()
     assert {"sturm", "germeval14", "ler", "conll03-en", "dane", "cluener", "ud-en-ewt", "raw-de"} <= set(first_words)
     sturm_row = next(row for row in rows if row.split()[0] == "sturm")
     assert "train dev (missing: test)" in sturm_row
+    assert result.output.splitlines()[2 + len(names()):] == [  # a fresh home: no reference tables yet, every language named
+        f"reference tables in {os.environ['FLAIRSUITE_HOME']}/results (print one with `flairsuite results results/NAME`):",
+        "  da: none yet", "  de: none yet", "  en: none yet", "  zh: none yet"]
+
+
+def test_list_names_the_reference_tables_per_language(tmp_path, sturm, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(home))
+    for experiment, corpus in (("t8", "sturm"), ("t8", "arendt"), ("en-t3", "wnut17"), ("mine", "letters")):
+        write_file(home / "results" / experiment / corpus / "seed-1" / "metrics.json", json.dumps({"experiment": experiment, "corpus": corpus}))
+    write_file(home / "results" / "broken" / "metrics.json", "{not json")  # one unreadable run never fails the listing
+    result = run("corpora", "list", "--corpora-dir", str(sturm("A O\n")))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-5:] == [
+        "  da: none yet", "  de: t8 (arendt sturm)", "  en: en-t3 (wnut17)", "  own: mine (letters)", "  zh: none yet"]
 
 
 @pytest.mark.parametrize(
