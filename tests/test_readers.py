@@ -640,8 +640,8 @@ def test_iter_documents_json_lines_take_the_text_field(write):
 
 @pytest.mark.parametrize(("line", "message"), [
     ('{"text": "a"', r"not a JSON object \("),
-    ('["text"]', r"a JSON object with a text field 'text' expected"),
-    ('{"label": {}}', r"a JSON object with a text field 'text' expected"),
+    ('["text"]', r"not a JSON object with a 'text' text field"),
+    ('{"label": {}}', r"not a JSON object with a 'text' text field"),
 ])
 def test_iter_documents_json_lines_bad_line(write, line, message):
     path = write("train.json", '{"text": "a"}\n' + line + "\n")

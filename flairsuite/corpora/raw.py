@@ -60,7 +60,7 @@ def iter_documents(path: Path, source: FileSpec, encoding: str = "utf-8") -> Ite
                 raise InputError(path, lineno, f"not a JSON object ({err})") from None
             text = record.get(fmt.field) if isinstance(record, dict) else None
             if not isinstance(text, str):
-                raise InputError(path, lineno, f"a JSON object with a text field '{fmt.field}' expected")
+                raise InputError(path, lineno, f"not a JSON object with a '{fmt.field}' text field")
             if text.strip():
                 yield lineno, text.strip()
     else:
