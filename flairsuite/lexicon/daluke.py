@@ -25,13 +25,12 @@ import ahocorasick
 import numpy as np
 
 from flairsuite.lexicon.greedy import greedy_picks
-from flairsuite.lexicon.hashing import LENGTH_MIX, UNIT_BASES, PrefixHashes, char_codes, lowered, token_bounds
+from flairsuite.lexicon.hashing import LENGTH_MIX, UNIT_BASES, PrefixHashes, char_codes, entry_bitmap, look_up, lowered, token_bounds
 from flairsuite.lexicon.pieces import Spans, spans_by_line, text_arrays
 from flairsuite.lexicon.store import Lexicon
 from flairsuite.rawtext.tokens import TOKEN
 
 DALUKE_LENGTHS = (5, 48)  # characters per match, inclusive (the paper's bounds)
-FILTER_LOAD = 16  # bitmap places per entry of one length
 
 
 def entry_keys(lexicon: Lexicon) -> dict[str, int]:
@@ -105,9 +104,7 @@ class BulkDaluke:
             entries = np.array([self.keys[key] for key in keys], dtype=np.int64)
             self.entry_checks[entries] = second
             order = np.argsort(first, kind="stable")
-            bitmap = np.zeros(1 << max(12, (len(keys) * FILTER_LOAD - 1).bit_length()), dtype=bool)
-            bitmap[(first & np.uint64(len(bitmap) - 1)).astype(np.int64)] = True
-            self.tables[length] = (first[order], entries[order], bitmap)
+            self.tables[length] = (first[order], entries[order], entry_bitmap(first))
 
     @property
     def automaton(self) -> Optional[ahocorasick.Automaton]:
@@ -126,12 +123,9 @@ class BulkDaluke:
             count = int(np.searchsorted(word_starts, len(codes) - length, side="right"))
             with np.errstate(over="ignore"):
                 found_hashes = (hashes.prefix[word_starts[:count] + length] - at_starts[:count]) * inverse[:count] * LENGTH_MIX + np.uint64(length)
-            table, numbers, bitmap = self.tables[length]
-            candidates = np.flatnonzero(bitmap[(found_hashes & np.uint64(len(bitmap) - 1)).astype(np.int64)])
-            found = np.minimum(np.searchsorted(table, found_hashes[candidates]), len(table) - 1)
-            hit = table[found] == found_hashes[candidates]
-            best[candidates[hit]] = length
-            entry[candidates[hit]] = numbers[found[hit]]
+            hit, entries = look_up(found_hashes, *self.tables[length])
+            best[hit] = length
+            entry[hit] = entries
         marked = np.flatnonzero(best)
         first_char = word_starts[marked]
         last_word = np.searchsorted(word_starts, first_char + best[marked] - 1, side="right") - 1

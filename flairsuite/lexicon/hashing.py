@@ -9,7 +9,7 @@
   by the base's inverse modulo 2^64), mixed with the unit's length. Two bases give two independent
   hashes: one finds candidates, the other confirms them.
 - `PrefixHashes`: the same hash of any span of one text in O(1) (the DaLUKE rule's character windows).
-- `window_hashes`: the hash of every window of `length` consecutive units (codes or unit hashes).
+- `entry_bitmap`, `look_up`: hashes found among an entry length's sorted hashes, a bitmap sorting out the rest first.
 - `lowered`: code points lowercased one by one (case ignored without moving any offset).
 """
 
@@ -123,13 +123,19 @@ def string_hashes(units: list[str], base: int) -> np.ndarray:
     return unit_hashes(char_codes("".join(units)), ends - lengths, ends, base)
 
 
-def window_hashes(codes: np.ndarray, length: int, base: np.uint64 = WINDOW_BASE) -> np.ndarray:
-    """The hash of every window of `length` units of `codes` (uint64): sum of code * base^(length-1-k), modulo 2^64."""
-    count = len(codes) - length + 1
-    if count <= 0:
-        return np.zeros(0, dtype=np.uint64)
-    hashes = codes[:count].copy()
-    with np.errstate(over="ignore"):
-        for offset in range(1, length):
-            hashes = hashes * base + codes[offset : offset + count]
-    return hashes
+FILTER_LOAD = 16  # bitmap places per entry of one length: the hashes' low bits index it, sorting out almost every window
+
+
+def entry_bitmap(hashes: np.ndarray) -> np.ndarray:
+    """A bitmap (size a power of two, at least FILTER_LOAD places per hash) marking the low bits of `hashes`."""
+    bitmap = np.zeros(1 << max(12, (len(hashes) * FILTER_LOAD - 1).bit_length()), dtype=bool)
+    bitmap[(hashes & np.uint64(len(bitmap) - 1)).astype(np.int64)] = True
+    return bitmap
+
+
+def look_up(hashes: np.ndarray, table: np.ndarray, numbers: np.ndarray, bitmap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of `hashes` found in the sorted `table` (bitmap first, then a sorted search) and the entry numbers there."""
+    candidates = np.flatnonzero(bitmap[(hashes & np.uint64(len(bitmap) - 1)).astype(np.int64)])
+    found = np.minimum(np.searchsorted(table, hashes[candidates]), len(table) - 1)
+    hit = table[found] == hashes[candidates]
+    return candidates[hit], numbers[found[hit]]

@@ -32,7 +32,7 @@ import numpy as np
 from flairsuite.errors import FlairsuiteError
 from flairsuite.lexicon.daluke import BulkDaluke
 from flairsuite.lexicon.greedy import greedy_picks
-from flairsuite.lexicon.hashing import CHECK_BASE, UNIT_BASES, WINDOW_BASE, char_codes, string_hashes, token_bounds, unit_hashes
+from flairsuite.lexicon.hashing import CHECK_BASE, UNIT_BASES, WINDOW_BASE, char_codes, entry_bitmap, look_up, string_hashes, token_bounds, unit_hashes
 from flairsuite.lexicon.pieces import Spans, spans_by_line, text_arrays
 from flairsuite.lexicon.store import Lexicon
 
@@ -103,9 +103,6 @@ def token_matches(matcher: LexiconMatcher, tokens: Sequence[str]) -> list[Match]
     return [Match(owner[start], owner[end - 1] + 1, index) for start, end, index in matcher.maximum(characters)]
 
 
-FILTER_LOAD = 16  # a bitmap of 16 bits or more per entry (of one length), indexed by the hashes' low bits, sorts out
-#                    almost every window before the sorted search while staying small enough for the processor's caches
-
 
 class BulkMaximum:
     """Algorithm 1 over whole texts at numpy speed (module docstring); the same matches as the definition.
@@ -136,8 +133,7 @@ class BulkMaximum:
             first, second = self.unit_codes([unit for number in numbers for unit in lexicon.entries[number]])
             hashes = fold_rows(first.reshape(-1, length), WINDOW_BASE)
             order = np.argsort(hashes, kind="stable")
-            bitmap = np.zeros(1 << filter_bits(len(numbers)), dtype=bool)  # its size a power of two: a hash's low bits index it
-            bitmap[(hashes & np.uint64(len(bitmap) - 1)).astype(np.int64)] = True
+            bitmap = entry_bitmap(hashes)
             checks = fold_rows(second.reshape(-1, length), CHECK_BASE)[order]
             numbers_sorted = np.array(numbers, dtype=np.int64)[order]
             self.tables[length] = (hashes[order], checks, numbers_sorted, bitmap)
@@ -169,11 +165,9 @@ class BulkMaximum:
                 if length not in self.tables:
                     continue
                 table, _, numbers, bitmap = self.tables[length]
-                candidates = np.flatnonzero(bitmap[(hashes & np.uint64(len(bitmap) - 1)).astype(np.int64)])
-                found = np.minimum(np.searchsorted(table, hashes[candidates]), len(table) - 1)
-                hit = table[found] == hashes[candidates]
-                best[candidates[hit]] = length
-                entry[candidates[hit]] = numbers[found[hit]]
+                hit, entries = look_up(hashes, table, numbers, bitmap)
+                best[hit] = length
+                entry[hit] = entries
         return best, entry
 
     def confirmed(self, checks: np.ndarray, starts: np.ndarray, lengths: np.ndarray, entries: np.ndarray) -> bool:
@@ -245,11 +239,6 @@ class BulkMaximum:
     def text_spans(self, lines: Sequence[str]) -> list[list[tuple[int, int, int]]]:
         """Every line's matches as (start character, end character, entry) (`text_arrays`, grouped by line)."""
         return spans_by_line(lines, self.text_arrays(lines))
-
-
-def filter_bits(entries: int) -> int:
-    """Bits of the bitmap index for this many entries of one length: at least FILTER_LOAD bitmap places per entry."""
-    return max(12, (entries * FILTER_LOAD - 1).bit_length())
 
 
 def fold_rows(codes: np.ndarray, base: np.uint64) -> np.ndarray:
