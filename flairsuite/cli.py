@@ -473,7 +473,8 @@ def train_bert(**options: Any) -> None:
 
 @cli.command("tag")
 @click.argument("experiment", type=click.Path(dir_okay=False))
-@click.option("--force", is_flag=True, help="Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid.")
+@click.option("--force", is_flag=True, help="Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid "
+              "(a run whose embedding files only moved to new names is kept).")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, all cores].")
 @click.option("--runs", "patterns", multiple=True, metavar="PATTERN", help="Only the runs whose id matches (shell-style, e.g. 'ler-*/*/map*/*'); repeatable.")
 @click.option(

@@ -1,8 +1,9 @@
 """The committed German character-LM pairs in charlm/: load in plain Flair, small, trained as documented.
 
-`de-*` is the released pair (20.5 M characters a direction); `de-2h-*` and `de-4h-*` are the same
-pair continued with `--resume` to 41 M and 82 M characters (the LM-time ablation): their learning
-curves start with the released one's, and valid perplexity falls with the characters.
+`de-1h-*` is the first released pair (20.5 M characters a direction); `de-2h-*` and `de-*` (the
+released pair now) are the same pair continued with `--resume` to 41 M and 82 M characters (the
+LM-time ablation): their learning curves start with the earlier one's, and valid perplexity falls
+with the characters.
 """
 
 import json
@@ -12,7 +13,7 @@ import pytest
 
 CHARLM = Path(__file__).resolve().parent.parent / "charlm"
 DIRECTIONS = ("forward", "backward")
-PAIRS = tuple(name for name in ("de", "de-2h", "de-4h") if (CHARLM / f"{name}-forward" / "best-lm.pt").is_file())
+PAIRS = tuple(name for name in ("de-1h", "de-2h", "de") if (CHARLM / f"{name}-forward" / "best-lm.pt").is_file())
 
 
 def read_summary(name: str, direction: str) -> dict:
@@ -51,7 +52,7 @@ def test_released_pair_was_trained_on_held_out_free_text(name: str) -> None:
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_continued_pairs_extend_the_released_run_and_perplexity_falls(direction: str) -> None:
     runs = [read_summary(name, direction) for name in PAIRS]
-    assert len(runs) >= 2, "the LM-time ablation pairs (de-2h, de-4h) are committed"
+    assert len(runs) >= 2, "the LM-time ablation pairs (de-1h, de-2h, de) are committed"
     for earlier, later in zip(runs, runs[1:]):
         assert later["chars_seen"] > earlier["chars_seen"] and later["valid_ppl"] < earlier["valid_ppl"]
         released = [(point["chars"], point["valid_ppl"]) for point in earlier["history"]]

@@ -347,6 +347,38 @@ def test_changed_config_needs_force(grid, corpora, tmp_path):
     assert {k: v for k, v in json.loads(variant.read_text()).items() if k not in varying} == {k: v for k, v in before.items() if k not in varying}
 
 
+def test_runs_whose_embedding_files_only_moved_are_kept(grid, corpora, tmp_path):
+    home = grid[0]
+    path, out = tmp_path / "renamed.yaml", home / "results" / "renamed"
+    run_dir = out / "sturm/fwd/map/seed-1"
+    first = tag(home, corpora, experiment_yaml(path, "renamed", {"fwd": ["charlm:de-forward"]}, ["map"], [1], "{max_epochs: 1}"))
+    assert first.exit_code == 0, first.output
+    before = [json.loads(file.read_text()) for file in (run_dir / "metrics.json", run_dir / "entity-fix" / "metrics.json")]
+
+    shutil.copytree(home / "charlm" / "de-forward", home / "charlm" / "de-1h-forward")  # the same bytes under a new name
+    experiment_yaml(path, "renamed", {"fwd": ["charlm:de-1h-forward"]}, ["map"], [1], "{max_epochs: 1}")
+    assert "--force" in error_line(tag(home, corpora, path))  # the config changed
+    kept = tag(home, corpora, path, "--force")
+    assert kept.exit_code == 0, kept.output
+    assert "renamed: 1 runs, 1 finished before, 0 to train" in kept.output and "trained 0 runs" in kept.output
+    for file, old in zip((run_dir / "metrics.json", run_dir / "entity-fix" / "metrics.json"), before):
+        new = json.loads(file.read_text())
+        assert new["embedding_specs"] == ["charlm:de-1h-forward"] and new["fingerprint"] != old["fingerprint"]
+        renamed = ("embedding_specs", "fingerprint", "artifact_digests", "artifact_summaries")
+        for key in renamed[2:]:
+            assert new[key] == {"charlm:de-1h-forward": old[key]["charlm:de-forward"]}
+        assert {k: v for k, v in new.items() if k not in renamed} == {k: v for k, v in old.items() if k not in renamed}
+    again = tag(home, corpora, path)  # the rewritten metrics match as they are now
+    assert again.exit_code == 0 and "renamed: 1 runs, 1 finished before, 0 to train" in again.output, again.output
+
+    # a new name for other bytes is another run: trained again
+    shutil.rmtree(home / "charlm" / "de-1h-forward")
+    shutil.copytree(home / "charlm" / "de-backward", home / "charlm" / "de-1h-forward")
+    other = tag(home, corpora, path, "--force")
+    assert other.exit_code == 0, other.output
+    assert "renamed: 1 runs, 0 finished before, 1 to train" in other.output and "trained 1 runs" in other.output
+
+
 def tiny_features(home: Path, corpora: Path) -> dict[str, SplitFeatures]:
     """Train, dev and test of the fake Sturm under both LMs, from the embedding cache."""
     splits = load_labeled("sturm", {}, None, corpora)

@@ -41,6 +41,7 @@ from flairsuite.tagging.cache import cached_vectors, frozen
 from flairsuite.tagging.claim import claimed
 from flairsuite.tagging.data import LabeledSplit, labeled_splits, subsample_note
 from flairsuite.tagging.features import Part, SplitFeatures
+from flairsuite.tagging.renamed import adopt_renamed
 from flairsuite.tagging.scoring import flair_f1, strict_scores, task_scores
 from flairsuite.tagging.train import decode, train_tagger
 
@@ -214,13 +215,18 @@ def read_state(path: Path) -> dict[str, Any]:
         raise FlairsuiteError(f"{path}: unreadable ({err}); delete it or pass --force") from None
 
 
-def finished(run: Run, run_dir: Path, run_digest: str, force: bool) -> bool:
-    """Whether the metrics of every Entity-Fix variant exist for exactly this run; stale ones are an error unless `force`."""
+def finished(run: Run, run_dir: Path, run_digest: str, force: bool, artifacts: list[str]) -> bool:
+    """Whether the metrics of every Entity-Fix variant exist for exactly this run; stale ones are an error unless `force`.
+
+    `artifacts`: the digests of the run's embedding files in stack order. A run whose files only
+    changed names is kept under the new ones (renamed.py).
+    """
     files = [run_dir / FIX_FOLDER / METRICS_FILE if fix else run_dir / METRICS_FILE for fix in run.entity_fix]
-    if not any(file.is_file() for file in files):
+    present = [file for file in files if file.is_file()]
+    if not present:
         return False
-    found = [read_run(file).metrics.get("fingerprint") for file in files if file.is_file()]
-    if all(value == run_digest for value in found):
+    found = [read_run(file).metrics.get("fingerprint") for file in present]
+    if all(value == run_digest for value in found) or adopt_renamed(run, present, run_digest, artifacts):
         return len(found) == len(files)  # a variant missing (killed between the writes): decode again
     if not force:
         raise FlairsuiteError(f"{run_dir} was trained with other settings or embedding files: pass --force to retrain it")
@@ -272,8 +278,9 @@ def plan_experiment(
             echo(f"removed {stale} (not in the grid any more)")
     chosen, todo = select(grid, patterns), []
     for run in chosen:
-        run_digest = digest({**run_record(run), "artifacts": [digests[spec] for spec in run.embedding_specs]})
-        if not finished(run, out / run.run_id, run_digest, force):
+        artifacts = [digests[spec] for spec in run.embedding_specs]
+        run_digest = digest({**run_record(run), "artifacts": artifacts})
+        if not finished(run, out / run.run_id, run_digest, force, artifacts):
             todo.append((run, run_digest))
     echo(f"{config.name}: {len(chosen)} runs" + (f" of {len(grid)} (--runs)" if patterns else "")
          + f", {len(chosen) - len(todo)} finished before, {len(todo)} to train")
@@ -312,7 +319,7 @@ def run_experiment(
     for run, run_digest in tqdm(plan.todo, desc=plan.config.name, unit="run"):
         run_dir = plan.out / run.run_id
         with claimed(run_dir) as mine:
-            if not mine or finished(run, run_dir, run_digest, False):
+            if not mine or finished(run, run_dir, run_digest, False, [plan.digests[spec] for spec in run.embedding_specs]):
                 tqdm.write(f"{run.run_id}: skipped, {'being trained' if not mine else 'finished'} by another process")
                 continue
             for line in train_and_record(run, run_digest, data, plan.out, plan.digests):
