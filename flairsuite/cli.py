@@ -239,7 +239,7 @@ def corpora_fetch(name: str, corpora_dir: Optional[str]) -> None:
 @click.option("--validate-chars", type=int, help="Training characters between validation points (annealing, best model).")
 @click.option("--checkpoint-minutes", type=float, help="Minutes between checkpoints.")
 @click.option("--valid-chars", type=int, help="Characters of valid (and test) used for perplexity.")
-@click.option("--max-hours", type=float, default=None, help="Training time per direction [default: 1 unless --max-chars].")
+@click.option("--max-hours", type=float, default=None, help="Training time per direction [default: the preset's budget: cpu 82 M characters, paper 1 h].")
 @click.option("--max-chars", type=int, default=None, help="Characters to train on per direction.")
 @click.option("--heldout-fraction", type=float, default=0.01, show_default=True, help="Share of documents for valid and for test.")
 @click.option("--unk-fraction", type=float, default=1e-6, show_default=True, help="The rarest characters, up to this share of all, become <unk>.")
@@ -261,6 +261,7 @@ def train_charlm(**options: Any) -> None:
 
     \b
     Examples:
+      flairsuite train-charlm --lang de                   # the cpu preset's budget: 82 M characters a direction
       flairsuite train-charlm --lang de --max-hours 1
       flairsuite train-charlm --lang de --direction forward --hidden-size 256 --max-chars 2000000
       flairsuite train-charlm --lang de --resume          # after a kill: continues exactly

@@ -356,3 +356,16 @@ def test_characters_of_the_labeled_corpora_outside_the_dictionary_are_reported(t
     assert rows["dev"]["characters"] == len(SECRET.replace(" ", ""))
     line = next(line for line in output.splitlines() if line.split()[:2] == ["sturm", "train"])
     assert line.split() == ["sturm", "train", "10", "30.000", "2", "20.000", "€×2", "Ǆ×1"]
+
+
+def test_budget_defaults_to_the_presets_characters_and_options_win() -> None:
+    from flairsuite.charlm.command import budget_of
+    from flairsuite.charlm.run import Budget
+
+    options = {"lang": "de", "preset": "cpu", "max_hours": None, "max_chars": None}
+    assert budget_of(options) == Budget(None, 82_000_000)  # the released pair's budget
+    assert budget_of({**options, "preset": "paper"}) == Budget(1.0, None)  # no budget in the preset: one hour
+    assert budget_of({**options, "max_hours": 0.5}) == Budget(0.5, None)
+    assert budget_of({**options, "max_chars": 1000}) == Budget(None, 1000)
+    with pytest.raises(FlairsuiteError, match="must be positive"):
+        budget_of({**options, "max_chars": 0})

@@ -9,7 +9,7 @@ import flair
 import torch
 
 from flairsuite.charlm.recipes import recipe
-from flairsuite.charlm.run import budget_from, train_direction
+from flairsuite.charlm.run import Budget, budget_from, train_direction
 from flairsuite.charlm.trainer import Hyper
 from flairsuite.corpora.language_splits import labeled_tokens
 from flairsuite.distributed import first_on_rank_zero, leave, ranks_from_environment
@@ -20,18 +20,29 @@ from flairsuite.rawtext.language import describe, prepare_language
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
 
 
+BUDGET_KEY = "max_chars"  # a preset's training budget per direction, beside its hyper-parameters
+DEFAULT_HOURS = 1.0  # the budget of a preset without one
+
+
 def hyper_from(options: dict[str, Any]) -> Hyper:
     """The recipe's preset with the options given on the command line."""
-    preset = recipe(options["lang"], options["preset"])
+    preset = {key: value for key, value in recipe(options["lang"], options["preset"]).items() if key != BUDGET_KEY}
     overrides = {f.name: options[f.name] for f in fields(Hyper) if options.get(f.name) is not None}
     return Hyper(**{**preset, **overrides})
+
+
+def budget_of(options: dict[str, Any]) -> Budget:
+    """--max-hours and --max-chars as given; neither: the preset's `max_chars` (cpu: the released pair's), else one hour."""
+    if options["max_hours"] is not None or options["max_chars"] is not None:
+        return budget_from(options["max_hours"], options["max_chars"])
+    chars = recipe(options["lang"], options["preset"]).get(BUDGET_KEY)
+    return budget_from(None, int(chars)) if chars else budget_from(DEFAULT_HOURS, None)
 
 
 def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
     """Run `train-charlm`; yields the closing summary lines."""
     hyper = hyper_from(options)
-    max_hours = options["max_hours"]
-    budget = budget_from(1.0 if max_hours is None and options["max_chars"] is None else max_hours, options["max_chars"])
+    budget = budget_of(options)
     if options["threads"]:
         torch.set_num_threads(options["threads"])
     models_dir = Path(options["out_dir"]) if options["out_dir"] else charlm_dir()
