@@ -371,6 +371,13 @@ def test_runs_whose_embedding_files_only_moved_are_kept(grid, corpora, tmp_path)
     again = tag(home, corpora, path)  # the rewritten metrics match as they are now
     assert again.exit_code == 0 and "renamed: 1 runs, 1 finished before, 0 to train" in again.output, again.output
 
+    # killed between the two variants' rewrites: one file under the new names, one under the old; still finished
+    fixed = run_dir / "entity-fix" / "metrics.json"
+    fixed.write_text(json.dumps(before[1]), encoding="utf-8")
+    cut_short = tag(home, corpora, path)
+    assert cut_short.exit_code == 0 and "renamed: 1 runs, 1 finished before, 0 to train" in cut_short.output, cut_short.output
+    assert json.loads(fixed.read_text())["embedding_specs"] == ["charlm:de-1h-forward"]
+
     # a new name for other bytes is another run: trained again
     shutil.rmtree(home / "charlm" / "de-1h-forward")
     shutil.copytree(home / "charlm" / "de-backward", home / "charlm" / "de-1h-forward")

@@ -478,6 +478,15 @@ def digest(data: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def run_fingerprint(run: Run, artifacts: list[str], specs: Optional[list[str]] = None) -> str:
+    """sha256 of what one run computes: its `run_record` and its embedding files' digests (`artifacts`, stack order).
+
+    `specs`: other names for the same embeddings (the fingerprint the run had under them).
+    """
+    record = run_record(run) if specs is None else {**run_record(run), "embedding_specs": list(specs)}
+    return digest({**record, "artifacts": artifacts})
+
+
 def fingerprint(config: ExperimentConfig) -> str:
     """sha256 of what the experiment's runs do (sorted, so the order of keys and list items does not count).
 

@@ -103,7 +103,6 @@ def token_matches(matcher: LexiconMatcher, tokens: Sequence[str]) -> list[Match]
     return [Match(owner[start], owner[end - 1] + 1, index) for start, end, index in matcher.maximum(characters)]
 
 
-
 class BulkMaximum:
     """Algorithm 1 over whole texts at numpy speed (module docstring); the same matches as the definition.
 

@@ -31,7 +31,7 @@ from flairsuite.atomic import atomic_file, write_json, write_text
 from flairsuite.corpora.tasks import task
 from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, digest, fingerprint, load_experiment, run_record, runs
+from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, fingerprint, load_experiment, run_fingerprint, run_record, runs
 from flairsuite.memory import PeakMemory
 from flairsuite.models.entity_fix import entity_fix
 from flairsuite.models.registry import build_tagger
@@ -279,7 +279,7 @@ def plan_experiment(
     chosen, todo = select(grid, patterns), []
     for run in chosen:
         artifacts = [digests[spec] for spec in run.embedding_specs]
-        run_digest = digest({**run_record(run), "artifacts": artifacts})
+        run_digest = run_fingerprint(run, artifacts)
         if not finished(run, out / run.run_id, run_digest, force, artifacts):
             todo.append((run, run_digest))
     echo(f"{config.name}: {len(chosen)} runs" + (f" of {len(grid)} (--runs)" if patterns else "")

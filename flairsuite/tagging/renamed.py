@@ -14,36 +14,35 @@ import json
 from pathlib import Path
 
 from flairsuite.atomic import write_json
-from flairsuite.experiments.config import Run, digest, run_record
-
-
-def fingerprint_under(run: Run, specs: list[str], artifacts: list[str]) -> str:
-    """The fingerprint `run` would have had with its embeddings named `specs` (same files: `artifacts`)."""
-    return digest({**run_record(run), "embedding_specs": list(specs), "artifacts": artifacts})
+from flairsuite.experiments.config import Run, run_fingerprint
 
 
 def adopt_renamed(run: Run, files: list[Path], run_digest: str, artifacts: list[str]) -> bool:
-    """Whether every metrics file in `files` is `run` under older embedding names; if so, rewrite them to today's names.
+    """Whether every metrics file in `files` is `run`, today or under older embedding names; if so, rewrite the older ones.
 
-    `run_digest`: the run's fingerprint today; `artifacts`: the digests of its embedding files, in stack order.
+    `run_digest`: the run's fingerprint today; `artifacts`: the digests of its embedding files, in stack
+    order. A file already under today's fingerprint (a rewrite cut short between the Entity-Fix
+    variants) counts as adopted, so a kill never turns a finished run stale.
     """
-    records = []
+    renamed = []
     for path in files:
         try:
             metrics = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return False
+        if metrics.get("fingerprint") == run_digest:
+            continue
         old = metrics.get("embedding_specs")
         if not isinstance(old, list) or len(old) != len(run.embedding_specs) or old == list(run.embedding_specs):
             return False
-        if fingerprint_under(run, old, artifacts) != metrics.get("fingerprint"):
+        if run_fingerprint(run, artifacts, old) != metrics.get("fingerprint"):
             return False
-        records.append(metrics)
-    for path, metrics in zip(files, records):
+        renamed.append((path, metrics))
+    for path, metrics in renamed:
         names = dict(zip(metrics["embedding_specs"], run.embedding_specs))
         metrics["embedding_specs"], metrics["fingerprint"] = list(run.embedding_specs), run_digest
         for key in ("artifact_digests", "artifact_summaries"):
             if isinstance(metrics.get(key), dict):
                 metrics[key] = {names.get(spec, spec): value for spec, value in metrics[key].items()}
-        write_json(path, metrics)
-    return bool(records)
+        write_json(path, metrics)  # atomic, file by file
+    return bool(renamed)
