@@ -1,7 +1,7 @@
 """The committed reference results stay reproducible from their run files and experiment files.
 
-- `results/table8-de/table8.md` is what `flairsuite results results/table8-de --table8` prints from
-  the committed `metrics.json` files, byte for byte.
+- Each committed `results/<name>/table8.md` is what `flairsuite results results/<name> --table8` prints
+  from the committed `metrics.json` files, byte for byte.
 - Every committed experiment's fingerprint (`results/<name>/experiment.json`) equals the
   fingerprint of `experiments/<name>.yaml` as the suite reads it today, so `flairsuite tag` on it
   skips the finished runs instead of asking for `--force`.
@@ -18,12 +18,14 @@ from flairsuite.experiments.config import fingerprint, load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = sorted(path.parent.name for path in (ROOT / "results").glob("*/experiment.json"))
+TABLE8 = sorted(path.parent.name for path in (ROOT / "results").glob("*/table8.md"))
 
 
-def test_table8_rebuilds_byte_identically():
-    result = CliRunner().invoke(cli, ["results", str(ROOT / "results" / "table8-de"), "--table8"], catch_exceptions=False)
+@pytest.mark.parametrize("name", TABLE8)
+def test_table8_rebuilds_byte_identically(name):
+    result = CliRunner().invoke(cli, ["results", str(ROOT / "results" / name), "--table8"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert result.output == (ROOT / "results" / "table8-de" / "table8.md").read_text(encoding="utf-8")
+    assert result.output == (ROOT / "results" / name / "table8.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("name", COMMITTED)
@@ -33,4 +35,4 @@ def test_committed_experiment_fingerprints_are_unchanged(name):
 
 
 def test_there_are_committed_experiments():
-    assert {"table8-de", "sturm-tune"} <= set(COMMITTED)
+    assert {"table8-de-1h", "sturm-tune"} <= set(COMMITTED) and "table8-de-1h" in TABLE8

@@ -211,7 +211,7 @@ def test_artifact_summary_reads_what_training_recorded(tmp_path) -> None:
     summary = artifact_summary("charlm:de-forward", repo)
     assert summary == {"chars": recorded["chars_seen"], "hours": recorded["hours"], "valid_ppl": recorded["valid_ppl"],
                        "hidden_size": recorded["hyper"]["hidden_size"]}
-    assert artifact_summary("fasttext:de-quickstart", repo) == {"dim": 100}
+    assert artifact_summary("fasttext:de-quickstart", repo) == {"dim": 300}
     assert artifact_summary("char", repo) is None
     copy = tmp_path / "charlm" / "de-forward"
     copy.mkdir(parents=True)

@@ -224,6 +224,42 @@ def test_train_settings_precedence(tmp_path: Path) -> None:
     assert settings["map"] == {**default_train("map"), "max_epochs": 20, "learning_rate": 0.05, "patience": 1}
 
 
+def test_corpus_entries_override_the_settings_on_their_corpus(tmp_path: Path) -> None:
+    """An epoch cap for one corpus (full LER) applies after the experiment's settings there, and nowhere else."""
+    capped = {"name": "ler", "granularity": "coarse", "train": {"max_epochs": 10}, "tagger_train": {"bilstm-crf": {"max_epochs": 4}}}
+    plain = runs(load_experiment(write(tmp_path, BASE, "plain.yaml")))
+    grid = runs(load_experiment(write(tmp_path, variant(corpora=["sturm", capped]), "capped.yaml")))
+    settings = {(run.corpus.key, run.tagger): run.train_settings for run in grid}
+    assert settings["ler-coarse", "map"] == {**default_train("map"), "max_epochs": 10, "learning_rate": 0.05}
+    assert settings["ler-coarse", "map-crf"] == {**default_train("map-crf"), "max_epochs": 10}
+    assert settings["ler-coarse", "bilstm-crf"] == {**default_train("bilstm-crf"), "max_epochs": 4}
+    assert settings["sturm", "bilstm-crf"] == {**default_train("bilstm-crf"), "max_epochs": 20}
+    # the runs elsewhere keep their fingerprints; the capped corpus keeps its name, folder and column
+    assert [run_record(r) for r in grid if r.corpus.name == "sturm"] == [run_record(r) for r in plain if r.corpus.name == "sturm"]
+    ler = grid[-1].corpus
+    assert (ler.key, ler.label, ler.options) == ("ler-coarse", "ler (coarse)", {"granularity": "coarse"})
+    assert ler.train_note == "trained with max_epochs 10; bilstm-crf: max_epochs 4 on this corpus"
+    assert plain[-1].corpus.train_note is None
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"train": {"max_epoch": 5}}, "corpora: ler: train: unknown training setting 'max_epoch'. Did you mean max_epochs?"),
+        ({"train": [5]}, "corpora: ler: train must be a mapping of training settings, e.g. {max_epochs: 20}"),
+        ({"tagger_train": {"map": {"anneal_factor": 2}}}, "corpora: ler: tagger_train.map.anneal_factor must be a number in (0, 1] (found 2)"),
+        ({"tagger_train": ["map"]}, "corpora: ler: tagger_train must map taggers to settings, e.g. `tagger_train: {map: {learning_rate: 0.05}}`"),
+        (
+            {"tagger_train": {"cse": {"max_epochs": 2}}},
+            'corpora: ler (coarse): tagger_train: "cse" is not in taggers (bilstm-crf, map-crf, map): add it there or remove this entry',
+        ),
+    ],
+)
+def test_bad_corpus_overrides_are_one_line_errors(tmp_path: Path, entry: dict[str, Any], message: str) -> None:
+    path = write(tmp_path, variant(corpora=[{"name": "ler", "granularity": "coarse", **entry}]))
+    assert error(path).endswith(f": {message}")
+
+
 def test_train_settings_are_the_one_source_of_defaults() -> None:
     paper = {"learning_rate": 0.1, "mini_batch_size": 32, "max_epochs": 150, "anneal_factor": 0.5, "patience": 3, "optimizer": "sgd",
              "train_with_dev": False}

@@ -116,6 +116,15 @@ def test_subsample_is_footnoted(table3):
     assert output.rstrip("\n").splitlines()[-1] == "† ler (coarse): 2 of 3 runs on a subsample: 10% of train (seed 1)"
 
 
+def test_corpus_training_overrides_are_footnoted(table3):
+    """A corpus trained under its own epoch cap says so under the table, beside its subsample."""
+    write_run(table3, metrics("ler (coarse)", seed=3, f1=0.7, train_note="trained with max_epochs 10 on this corpus"))
+    output = run("results", str(table3)).output
+    assert output.rstrip("\n").splitlines()[-1] == (
+        "† ler (coarse): 2 of 3 runs on a subsample: 10% of train (seed 1); trained with max_epochs 10 on this corpus"
+    )
+
+
 def test_no_footnote_without_subsample(tmp_path):
     write_run(tmp_path, metrics())
     assert "†" not in run("results", str(tmp_path)).output

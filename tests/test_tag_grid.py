@@ -289,6 +289,36 @@ def test_rerun_trains_nothing_and_a_second_grid_computes_no_embeddings(grid, cor
     assert not (home / "results" / "other" / "sturm" / "both" / "map" / "seed-3" / "metrics.json").exists()
 
 
+def test_runs_finished_under_another_experiment_are_copied(grid, corpora, tmp_path):
+    """A cell shared with an earlier experiment (same corpus, stack, tagger, seed, settings, files) is copied, not trained."""
+    home = grid[0]
+    tiny = home / "results" / "tiny"
+    settings = "{max_epochs: 2, mini_batch_size: 4}"
+    # tiny decoded both variants; this one asks for the plain one only, and has one cell tiny lacks (seed 3)
+    path = experiment_yaml(tmp_path / "overlap.yaml", "overlap", {"fwd": STACKS["fwd"]}, ["map-crf"], [1, 3], settings, "[false]")
+    result = tag(home, corpora, path)
+    assert result.exit_code == 0, result.output
+    assert "sturm/fwd/map-crf/seed-1: copied from tiny/sturm/fwd/map-crf/seed-1 (the same run, finished there)" in result.output
+    assert "overlap: 2 runs, 0 finished before, 1 copied from other experiments, 1 to train" in result.output
+    assert "trained 1 runs" in result.output
+    source, copy = (root / "sturm/fwd/map-crf/seed-1" for root in (tiny, home / "results" / "overlap"))
+    old, new = (json.loads((folder / "metrics.json").read_text()) for folder in (source, copy))
+    assert (new["experiment"], new["copied_from"]) == ("overlap", "tiny/sturm/fwd/map-crf/seed-1")
+    assert new["fingerprint"] != old["fingerprint"]  # the record names the variants decoded
+    assert {k: v for k, v in new.items() if k not in ("experiment", "fingerprint", "copied_from")} == {
+        k: v for k, v in old.items() if k not in ("experiment", "fingerprint")}
+    assert not (copy / "entity-fix").exists()
+    assert read_predictions(copy / "predictions.tsv") == read_predictions(source / "predictions.tsv")
+    again = tag(home, corpora, path)  # the copy is this experiment's run now
+    assert again.exit_code == 0 and "overlap: 2 runs, 2 finished before, 0 to train" in again.output, again.output
+
+    # other settings (one epoch), or a variant the source never decoded: trained, not copied
+    fewer = experiment_yaml(tmp_path / "fewer.yaml", "fewer", {"fwd": STACKS["fwd"]}, ["map-crf"], [1], "{max_epochs: 1, mini_batch_size: 4}")
+    assert "fewer: 1 runs, 0 finished before, 1 to train" in tag(home, corpora, fewer).output
+    both = experiment_yaml(tmp_path / "both.yaml", "both-fix", {"fwd": STACKS["fwd"]}, ["map-crf"], [3], settings)
+    assert "both-fix: 1 runs, 0 finished before, 1 to train" in tag(home, corpora, both).output
+
+
 def test_a_run_another_process_holds_is_skipped_then_trained(grid, corpora, tmp_path):
     home = grid[0]
     experiment = experiment_yaml(tmp_path / "shared.yaml", "shared", {"both": STACKS["both"]}, ["map"], [1, 2], "{max_epochs: 1}", "[false]")

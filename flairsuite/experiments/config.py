@@ -40,6 +40,7 @@ EXAMPLES = {
 KEYS = tuple(EXAMPLES)
 REQUIRED = ("name", "corpora", "embeddings", "taggers", "seeds")
 SUBSAMPLE = "subsample"
+CORPUS_TRAIN = ("train", "tagger_train")  # keys of a corpora entry that override the run's settings on that corpus
 DEV_FRACTION = "dev_fraction"
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 SAFE_NAME_RULE = "letters, digits and . _ + - (starting with a letter or digit)"
@@ -56,6 +57,8 @@ class CorpusChoice:
     subsample: Optional[float] = None
     own: Optional[DatasetSpec] = field(default=None, repr=False)
     dev_fraction: Optional[float] = None  # a registered set without a labeled test split: dev from train, its dev as test
+    train: dict[str, Any] = field(default_factory=dict)  # the entry's own `train` overrides, after the experiment's
+    tagger_train: dict[str, dict[str, Any]] = field(default_factory=dict)  # and its `tagger_train`, applied last
 
     def spec(self) -> DatasetSpec:
         """What the loaders read: the registry entry with the options, or the own corpus's spec.
@@ -78,6 +81,14 @@ class CorpusChoice:
             return None
         return (f"dev is {self.dev_fraction * 100:g}% of train (fixed sample, seed 1) for model selection; "
                 "test is the official dev split (the test labels are hidden)")
+
+    @property
+    def train_note(self) -> Optional[str]:
+        """The entry's own training overrides, for metrics and table footnotes (None: it has none), e.g. `max_epochs 10`."""
+        parts = [", ".join(f"{key} {value}" for key, value in self.train.items())] if self.train else []
+        parts += [f"{tagger}: " + ", ".join(f"{key} {value}" for key, value in settings.items())
+                  for tagger, settings in self.tagger_train.items() if settings]
+        return f"trained with {'; '.join(parts)} on this corpus" if parts else None
 
     @property
     def task(self) -> Task:
@@ -214,13 +225,13 @@ def _subsample(name: str, value: Any) -> Optional[float]:
 def _own_corpus(entry: dict[str, Any], base: Path) -> CorpusChoice:
     """An entry with `path`: the corpus in that folder (flairsuite/corpora/own.py); bad lines in its files raise InputError as they are."""
     try:
-        spec = own_corpus({key: value for key, value in entry.items() if key != SUBSAMPLE}, base)
+        spec = own_corpus({key: value for key, value in entry.items() if key not in (SUBSAMPLE, *CORPUS_TRAIN)}, base)
         _safe_name(f"{entry['path']}: name", spec.name)
     except InputError:
         raise
     except FlairsuiteError as err:
         raise FlairsuiteError(f"corpora: {err}") from None
-    return CorpusChoice(spec.name, {}, _subsample(spec.name, entry.get(SUBSAMPLE)), own=spec)
+    return CorpusChoice(spec.name, {}, _subsample(spec.name, entry.get(SUBSAMPLE)), own=spec, **_corpus_train(spec.name, entry))
 
 
 def _corpus(entry: Any, base: Path) -> CorpusChoice:
@@ -233,7 +244,7 @@ def _corpus(entry: Any, base: Path) -> CorpusChoice:
             f"corpora: entry {show(entry)} needs a dataset name or a folder, as `sturm`, `{{name: ler, granularity: coarse}}` "
             "or `{name: letters, path: data/letters/}`"
         )
-    options = {key: value for key, value in entry.items() if key not in ("name", SUBSAMPLE, DEV_FRACTION)}
+    options = {key: value for key, value in entry.items() if key not in ("name", SUBSAMPLE, DEV_FRACTION, *CORPUS_TRAIN)}
     name = entry["name"]
     try:
         spec = dataset(name, **{str(key): str(value) for key, value in options.items()})
@@ -250,7 +261,19 @@ def _corpus(entry: Any, base: Path) -> CorpusChoice:
         )
     defaults = dataset(name).options
     chosen = {key: value for key, value in spec.options.items() if value != defaults[key]}
-    return CorpusChoice(name, chosen, _subsample(name, entry.get(SUBSAMPLE)), dev_fraction=dev_fraction)
+    return CorpusChoice(name, chosen, _subsample(name, entry.get(SUBSAMPLE)), dev_fraction=dev_fraction, **_corpus_train(name, entry))
+
+
+def _corpus_train(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """A corpora entry's own `train` and `tagger_train` overrides (e.g. an epoch cap for a large corpus), checked."""
+    tagger_train = entry.get("tagger_train") or {}
+    if not isinstance(tagger_train, dict):
+        raise FlairsuiteError(f"corpora: {name}: tagger_train must map taggers to settings, e.g. `{EXAMPLES['tagger_train']}`")
+    return {
+        "train": TrainSettings.check_overrides(f"corpora: {name}: train", entry.get("train")),
+        "tagger_train": {str(tagger): TrainSettings.check_overrides(f"corpora: {name}: tagger_train.{tagger}", settings)
+                         for tagger, settings in tagger_train.items()},
+    }
 
 
 def _dev_fraction(spec: DatasetSpec, value: Any) -> float:
@@ -392,6 +415,12 @@ def _config(data: Any, base: Path) -> ExperimentConfig:
     corpora, stacks = _corpora(data, base), _embeddings(data)
     fine_tune, entity_fix = _fine_tune(data, stacks), _entity_fix(data)
     _check_tasks(corpora, taggers, entity_fix)
+    for corpus in corpora:
+        for tagger in corpus.tagger_train:
+            if tagger not in taggers:
+                raise FlairsuiteError(
+                    f"corpora: {corpus.label}: tagger_train: {show(tagger)} is not in taggers ({', '.join(taggers)}): add it there or remove this entry"
+                )
     return ExperimentConfig(
         name=_safe_name("name", data["name"]),
         corpora=corpora,
@@ -425,13 +454,15 @@ def load_experiment(path: Union[str, Path]) -> ExperimentConfig:
 def train_settings(config: ExperimentConfig, tagger: str, corpus: Optional[CorpusChoice] = None, fine_tune: bool = False) -> dict[str, Any]:
     """The settings of a run as a plain dict (fingerprinted as it is; `TrainSettings.record`).
 
-    Frozen: the tagger's defaults, overridden by `train`, then by `tagger_train[tagger]`. Fine-tuned:
+    Frozen: the tagger's defaults, overridden by `train`, then by `tagger_train[tagger]`, then by the
+    corpus entry's own `train` and `tagger_train[tagger]` (e.g. an epoch cap on full LER). Fine-tuned:
     the fine-tuning defaults for the corpus (`registry.fine_tune_train`), overridden by `fine_tune_train`.
     """
     if fine_tune:
         dataset_name = corpus.name if corpus is not None and corpus.own is None else ""
         return fine_tune_train(dataset_name).overridden(config.fine_tune_train).record()
-    return tagger_spec(tagger).train.overridden(config.train, config.tagger_train.get(tagger, {})).record()
+    own: tuple[dict[str, Any], ...] = () if corpus is None else (corpus.train, corpus.tagger_train.get(tagger, {}))
+    return tagger_spec(tagger).train.overridden(config.train, config.tagger_train.get(tagger, {}), *own).record()
 
 
 def runs(config: ExperimentConfig) -> list[Run]:

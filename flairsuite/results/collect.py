@@ -34,7 +34,8 @@ share of its tokens tagged right). Tables show each run's main score, `score` (F
 for PoS: `flairsuite.corpora.tasks`), so one table can hold NER and PoS columns side by side.
 Scores are fractions in [0, 1]. `subsample` is null, or a description of the fixed subsample the
 run used (e.g. `"10% of train (seed 1)"`); tables footnote it, as they do `split_note` (optional: how the splits differ from the
-dataset's own, e.g. CLUENER's dev sampled from train and its official dev read as test). `corpus_label` names the table
+dataset's own, e.g. CLUENER's dev sampled from train and its official dev read as test) and `train_note` (optional: the
+corpus entry's own training overrides, e.g. `"trained with max_epochs 10 on this corpus"`). `corpus_label` names the table
 column, so it must tell apart corpus options (`"ler (coarse)"`).
 """
 
@@ -49,6 +50,7 @@ from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.values import is_int, is_number
 
 METRICS_FILE = "metrics.json"
+FIX_FOLDER = "entity-fix"  # metrics of a run's Entity-Fix variant, below the run folder
 ENTITY_SCORES = ("precision", "recall", "f1")
 SCORE = "score"  # the column of each run's main score: its task's metric (F1, accuracy)
 SCORES = (SCORE, *ENTITY_SCORES, "accuracy")  # the columns `<split>_<score>` of a runs frame (NaN where a task lacks one)
@@ -188,6 +190,11 @@ def split_scores(task_name: str, scores: dict[str, Any]) -> dict[str, Any]:
     return {SCORE: scores[task(task_name).metric], **values}
 
 
+def variant_metrics_file(run_dir: Path, fix: bool) -> Path:
+    """Where a run writes the metrics of its plain (`fix` false) or Entity-Fix variant."""
+    return run_dir / FIX_FOLDER / METRICS_FILE if fix else run_dir / METRICS_FILE
+
+
 def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
     """One row per run: the run's keys, `<split>_<score>` (`score`: the task's main one; NaN where the task has no such score),
     `flair_<split>_f1` (NaN for PoS), epochs, seconds, peak memory (MiB; NaN for runs from before it was recorded), path."""
@@ -199,6 +206,7 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
         row["embedding_specs"] = " ".join(m["embedding_specs"])
         row["corpus_options"] = m["corpus_options"]
         row["split_note"] = m.get("split_note")
+        row["train_note"] = m.get("train_note")
         for split in SCORED_SPLITS:
             row.update({f"{split}_{score}": value for score, value in split_scores(row["task"], m[split]).items()})
         row.update({f"flair_{split}_f1": m["flair_f1"][split] if "flair_f1" in m else float("nan") for split in SCORED_SPLITS})

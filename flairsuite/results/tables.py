@@ -107,13 +107,15 @@ def per_type_table(per_type: pd.DataFrame, corpus_label: str, metric: str = SCOR
 
 
 def subsample_notes(runs: pd.DataFrame) -> dict[str, str]:
-    """Corpus label -> footnote, for the corpora with runs on a subsample or on splits other than the dataset's own (`split_note`)."""
+    """Corpus label -> footnote, for the corpora with runs on a subsample, on splits other than the dataset's own (`split_note`)
+    or with the corpus's own training overrides (`train_note`)."""
     notes = {}
     for label, group in runs.groupby("corpus_label", sort=True):
         used = group["subsample"].dropna()
         parts = [f"{len(used)} of {len(group)} runs on a subsample: {'; '.join(sorted(used.unique()))}"] if not used.empty else []
-        if "split_note" in group:
-            parts += sorted(group["split_note"].dropna().unique())
+        for note in ("split_note", "train_note"):
+            if note in group:
+                parts += sorted(group[note].dropna().unique())
         if parts:
             notes[label] = "; ".join(parts)
     return notes

@@ -36,17 +36,17 @@ from flairsuite.memory import PeakMemory
 from flairsuite.models.entity_fix import entity_fix
 from flairsuite.models.registry import build_tagger
 from flairsuite.paths import results_dir
-from flairsuite.results.collect import METRICS_FILE, read_run
+from flairsuite.results.collect import FIX_FOLDER, METRICS_FILE, read_run, variant_metrics_file
 from flairsuite.tagging.cache import cached_vectors, frozen
 from flairsuite.tagging.claim import claimed
 from flairsuite.tagging.data import LabeledSplit, labeled_splits, subsample_note
 from flairsuite.tagging.features import Part, SplitFeatures
 from flairsuite.tagging.renamed import adopt_renamed
+from flairsuite.tagging.reuse import copy_run, same_run_elsewhere
 from flairsuite.tagging.scoring import flair_f1, strict_scores, task_scores
 from flairsuite.tagging.train import decode, train_tagger
 
 STATE_FILE = "experiment.json"
-FIX_FOLDER = "entity-fix"  # metrics of the Entity-Fix variant, below the run folder
 MODEL_FILE = "model.pt"
 PREDICTIONS_FILE = "predictions.tsv"
 CHECKPOINT_FILE = "checkpoint.pt"
@@ -172,6 +172,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
         "corpus_label": run.corpus.label,
         "subsample": subsample_note(run.corpus.subsample),
         **({"split_note": run.corpus.split_note} if run.corpus.split_note else {}),
+        **({"train_note": run.corpus.train_note} if run.corpus.train_note else {}),
         "embeddings": run.embeddings,
         "fine_tune": run.fine_tune,
         "artifact_digests": {spec: artifacts[spec] for spec in run.embedding_specs},
@@ -221,7 +222,7 @@ def finished(run: Run, run_dir: Path, run_digest: str, force: bool, artifacts: l
     `artifacts`: the digests of the run's embedding files in stack order. A run whose files only
     changed names is kept under the new ones (renamed.py).
     """
-    files = [run_dir / FIX_FOLDER / METRICS_FILE if fix else run_dir / METRICS_FILE for fix in run.entity_fix]
+    files = [variant_metrics_file(run_dir, fix) for fix in run.entity_fix]
     present = [file for file in files if file.is_file()]
     if not present:
         return False
@@ -276,14 +277,21 @@ def plan_experiment(
     if force:
         for stale in remove_stale(out, {out / variant(run.run_id, fix) for run in grid for fix in run.entity_fix}):
             echo(f"removed {stale} (not in the grid any more)")
-    chosen, todo = select(grid, patterns), []
+    chosen, todo, copied = select(grid, patterns), [], 0
     for run in chosen:
         artifacts = [digests[spec] for spec in run.embedding_specs]
         run_digest = run_fingerprint(run, artifacts)
-        if not finished(run, out / run.run_id, run_digest, force, artifacts):
+        if finished(run, out / run.run_id, run_digest, force, artifacts):
+            continue
+        if (same := same_run_elsewhere(run, out.parent, artifacts)) is not None:
+            copy_run(run, out, run_digest, *same)
+            copied += 1
+            echo(f"{run.run_id}: copied from {same[0].relative_to(out.parent)} (the same run, finished there)")
+        else:
             todo.append((run, run_digest))
     echo(f"{config.name}: {len(chosen)} runs" + (f" of {len(grid)} (--runs)" if patterns else "")
-         + f", {len(chosen) - len(todo)} finished before, {len(todo)} to train")
+         + f", {len(chosen) - len(todo) - copied} finished before, " + (f"{copied} copied from other experiments, " if copied else "")
+         + f"{len(todo)} to train")
     return GridPlan(config, out, digests, todo)
 
 

@@ -14,7 +14,7 @@ from flairsuite.errors import FlairsuiteError
 class FastTextConfig:
     """Hyper-parameters (skip-gram, character n-grams of 3 to 6 characters as in fastText)."""
 
-    dim: int = 100
+    dim: int = 300
     epochs: int = 5
     min_count: int = 5
     threads: int = 1
