@@ -319,6 +319,19 @@ def test_runs_finished_under_another_experiment_are_copied(grid, corpora, tmp_pa
     assert "both-fix: 1 runs, 0 finished before, 1 to train" in tag(home, corpora, both).output
 
 
+def test_a_corpus_cap_reaches_the_trained_run(grid, corpora, tmp_path):
+    """A corpora entry's own epoch cap is what the run trains under, and its metrics say so (the table footnotes it)."""
+    home = grid[0]
+    lines = ["name: capped", "corpora: [{name: sturm, train: {max_epochs: 1}}]", "embeddings:", "  fwd: [charlm:de-forward]",
+             "taggers: [map]", "seeds: [1]", "train: {max_epochs: 2, mini_batch_size: 4}"]
+    result = tag(home, corpora, write_file(tmp_path / "capped.yaml", "\n".join(lines) + "\n"))
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((home / "results" / "capped" / "sturm" / "fwd" / "map" / "seed-1" / "metrics.json").read_text())
+    assert (metrics["train"]["max_epochs"], metrics["epochs"]) == (1, 1)
+    assert metrics["train_note"] == "trained with max_epochs 1 on this corpus"
+    assert "† sturm: trained with max_epochs 1 on this corpus" in result.output
+
+
 def test_a_run_another_process_holds_is_skipped_then_trained(grid, corpora, tmp_path):
     home = grid[0]
     experiment = experiment_yaml(tmp_path / "shared.yaml", "shared", {"both": STACKS["both"]}, ["map"], [1, 2], "{max_epochs: 1}", "[false]")

@@ -269,11 +269,8 @@ def _corpus_train(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     tagger_train = entry.get("tagger_train") or {}
     if not isinstance(tagger_train, dict):
         raise FlairsuiteError(f"corpora: {name}: tagger_train must map taggers to settings, e.g. `{EXAMPLES['tagger_train']}`")
-    return {
-        "train": TrainSettings.check_overrides(f"corpora: {name}: train", entry.get("train")),
-        "tagger_train": {str(tagger): TrainSettings.check_overrides(f"corpora: {name}: tagger_train.{tagger}", settings)
-                         for tagger, settings in tagger_train.items()},
-    }
+    return {"train": TrainSettings.check_overrides(f"corpora: {name}: train", entry.get("train")),
+            "tagger_train": _tagger_settings(tagger_train, f"corpora: {name}: tagger_train")}
 
 
 def _dev_fraction(spec: DatasetSpec, value: Any) -> float:
@@ -374,12 +371,20 @@ def _tagger_train(data: dict[str, Any], taggers: list[str]) -> dict[str, dict[st
     value = data.get("tagger_train") or {}
     if not isinstance(value, dict):
         raise FlairsuiteError(f"key 'tagger_train' must map taggers to settings, e.g. `{EXAMPLES['tagger_train']}`")
-    for tagger in value:
+    _only_listed_taggers(value, taggers, "tagger_train")
+    return _tagger_settings(value, "tagger_train")
+
+
+def _only_listed_taggers(overrides: dict[str, Any], taggers: list[str], where: str) -> None:
+    """Settings may be given only for taggers of the grid (`where`: the key holding them)."""
+    for tagger in overrides:
         if tagger not in taggers:
-            raise FlairsuiteError(
-                f"tagger_train: {show(tagger)} is not in taggers ({', '.join(taggers)}): add it there or remove this entry"
-            )
-    return {tagger: TrainSettings.check_overrides(f"tagger_train.{tagger}", settings) for tagger, settings in value.items()}
+            raise FlairsuiteError(f"{where}: {show(tagger)} is not in taggers ({', '.join(taggers)}): add it there or remove this entry")
+
+
+def _tagger_settings(overrides: dict[Any, Any], where: str) -> dict[str, dict[str, Any]]:
+    """Tagger -> its training overrides, each checked (`where`: the key holding them, for errors)."""
+    return {str(tagger): TrainSettings.check_overrides(f"{where}.{tagger}", settings) for tagger, settings in overrides.items()}
 
 
 def _check_tasks(corpora: list[CorpusChoice], taggers: list[str], entity_fix: tuple[bool, ...]) -> None:
@@ -416,11 +421,7 @@ def _config(data: Any, base: Path) -> ExperimentConfig:
     fine_tune, entity_fix = _fine_tune(data, stacks), _entity_fix(data)
     _check_tasks(corpora, taggers, entity_fix)
     for corpus in corpora:
-        for tagger in corpus.tagger_train:
-            if tagger not in taggers:
-                raise FlairsuiteError(
-                    f"corpora: {corpus.label}: tagger_train: {show(tagger)} is not in taggers ({', '.join(taggers)}): add it there or remove this entry"
-                )
+        _only_listed_taggers(corpus.tagger_train, taggers, f"corpora: {corpus.label}: tagger_train")
     return ExperimentConfig(
         name=_safe_name("name", data["name"]),
         corpora=corpora,

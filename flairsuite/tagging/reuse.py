@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
-from flairsuite.atomic import write_json
+from flairsuite.atomic import atomic_file, write_json
 from flairsuite.experiments.config import Run, run_fingerprint
 from flairsuite.results.collect import METRICS_FILE, variant_metrics_file
 
@@ -50,13 +50,13 @@ def same_run_elsewhere(run: Run, results: Path, artifacts: list[str]) -> Optiona
 def copy_run(run: Run, out: Path, run_digest: str, source: Path, variants: dict[bool, dict[str, Any]]) -> None:
     """Copy the run folder `source` (model, predictions) to `out`/<run id> and write each variant's metrics as this experiment's.
 
-    The metrics files are written last, so a kill midway leaves an unfinished run that is copied again.
+    Every file is written atomically and the metrics last, so a kill midway leaves an unfinished run that is copied again.
     """
     target = out / run.run_id
-    target.mkdir(parents=True, exist_ok=True)
-    for path in source.iterdir():
-        if path.is_file() and path.name != METRICS_FILE:
-            shutil.copy2(path, target / path.name)
+    for path in source.iterdir():  # the model and predictions; not the lock file or a leftover temporary (hidden)
+        if path.is_file() and path.name != METRICS_FILE and not path.name.startswith("."):
+            with atomic_file(target / path.name) as temp:
+                shutil.copy2(path, temp)
     origin = source.relative_to(out.parent).as_posix()  # <experiment>/<run id>
     for fix, metrics in variants.items():
         write_json(variant_metrics_file(target, fix), {**metrics, "experiment": run.experiment, "fingerprint": run_digest, "copied_from": origin})
