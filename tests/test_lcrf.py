@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import flair
 import pytest
 import torch
 from flair.data import Dictionary
@@ -150,6 +151,25 @@ def test_plain_taggers_train_and_decode_as_flair(embeddings: CharacterEmbeddings
             bounds = [(int(LENGTHS[:k].sum()), int(LENGTHS[: k + 1].sum())) for k in range(len(LENGTHS))]
             flair_tags = [[(tagger.label_dictionary.get_item_for_index(i), 0.0) for i in best[start:end]] for start, end in bounds]
     assert [[t for t, _ in row] for row in features_decode(tagger, tensor, LENGTHS)] == [[t for t, _ in row] for row in flair_tags]
+
+
+def test_training_loss_equals_flairs_with_dropout(embeddings: CharacterEmbeddings) -> None:
+    """In training mode (dropouts on) the loss of the real-token reprojection equals Flair's padded forward, seed for seed."""
+    tagger = build_tagger("bilstm-crf", embeddings, span_types("PER", "LOC"), "ner").train()
+    assert tagger.reproject_embeddings and tagger.use_rnn and tagger.use_locked_dropout and tagger.use_word_dropout
+    tensor, gold = batch(tagger)
+    flair.set_seed(5)
+    ours = features_loss(tagger, tensor, LENGTHS, gold)
+    ours.backward()
+    our_grad = tagger.embedding2nn.weight.grad.clone()
+    tagger.zero_grad()
+    flair.set_seed(5)
+    theirs = tagger._calculate_loss(tagger.forward(tensor, LENGTHS), gold_ids(tagger, gold))[0]
+    theirs.backward()
+    assert torch.allclose(ours, theirs, rtol=1e-5)
+    assert torch.allclose(our_grad, tagger.embedding2nn.weight.grad, rtol=1e-4, atol=1e-6)
+    flair.set_seed(6)
+    assert not torch.allclose(features_loss(tagger, tensor, LENGTHS, gold), ours)  # the dropouts were on
 
 
 def test_saved_model_decodes_the_same_in_plain_flair(embeddings: CharacterEmbeddings, tmp_path: Path) -> None:

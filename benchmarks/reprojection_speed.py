@@ -1,0 +1,134 @@
+"""Tagger training steps: the reprojection over the padded batch (Flair's `SequenceTagger.forward`) against
+the real tokens only (`flairsuite.models.crf.emissions`).
+
+Flair's taggers map every embedding through `embedding2nn` (a dim x dim linear map: 1,324 x 1,324 for
+the recipe's char-LM pair + fastText dim 300) before the LSTM, padding included; random batches of
+32 Sturm sentences pad the tokens about 3.7x. The suite applies the map to the packed real tokens
+(BiLSTM) or to the tokens under the padding mask (no RNN), after the dropouts, which still draw their
+masks over the padded batch, so the random numbers and the values at the real tokens stay the same.
+(`map` and `map-crf` have no reprojection.) Timed per batch: the loss forward and backward of `bilstm-crf`, on random embeddings
+shaped like Sturm batches (lengths from Sturm's train split with --corpora-dir or $FLAIRSUITE_CORPORA,
+else 5-60). Checks that both give the same loss in training mode (same seed, same dropout masks);
+exits with 1 where the suite's path is the slower. Run by hand:
+
+    python benchmarks/reprojection_speed.py --quick
+    FLAIRSUITE_CORPORA=/path/to/corpora python benchmarks/reprojection_speed.py --threads 1
+"""
+
+import argparse
+from typing import Callable, Optional
+
+import flair
+import torch
+from common import run_main
+from crf_speed import sentence_lengths, timed
+from flair.data import Dictionary
+from flair.embeddings import TokenEmbeddings
+
+from flairsuite.models.crf import crf_loss, emissions, gold_tensor
+from flairsuite.models.protocol import start_stop
+from flairsuite.models.registry import build_tagger
+
+Batch = tuple[torch.Tensor, torch.Tensor, list[list[str]]]  # embeddings (B, L, D), lengths (B,), gold BIO tags
+
+
+class FixedWidth(TokenEmbeddings):
+    """A stand-in embedding of the stack's width; the batches bring their own tensors."""
+
+    def __init__(self, width: int) -> None:
+        self.name, self.static_embeddings, self._width = f"width-{width}", True, width
+        super().__init__()
+
+    @property
+    def embedding_length(self) -> int:
+        return self._width
+
+    def _add_embeddings_internal(self, sentences):  # pragma: no cover - never called
+        return sentences
+
+
+def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add = parser.add_argument
+    add("--batches", type=int, default=40, help="mini-batches per pass (default 40)")
+    add("--repeats", type=int, default=3, help="timed passes; the median is reported (default 3)")
+    add("--quick", action="store_true", help="8 batches, 1 pass: a check that it works")
+    add("--batch-size", type=int, default=32)
+    add("--width", type=int, default=1324, help="embedding length (default 1,324: 2 x 512 + 300)")
+    add("--threads", type=int, default=0, help="torch threads (default: torch's)")
+    add("--corpora-dir", help="datasets folder with sturm/ (default: $FLAIRSUITE_CORPORA; neither: random lengths)")
+    add("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.batches, args.repeats = 8, 1
+    args.device = "cpu"
+    return args
+
+
+def padded_emissions(model: torch.nn.Module, tensor: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Flair's order: dropouts, reprojection of the whole padded batch, LSTM over the packed result, dropouts, tag map."""
+    for use, layer in ((model.use_dropout, "dropout"), (model.use_word_dropout, "word_dropout"), (model.use_locked_dropout, "locked_dropout")):
+        tensor = getattr(model, layer)(tensor) if use else tensor
+    tensor = model.embedding2nn(tensor) if model.reproject_embeddings else tensor
+    if model.use_rnn:
+        packed = torch.nn.utils.rnn.pack_padded_sequence(tensor, lengths, batch_first=True)
+        tensor, _ = torch.nn.utils.rnn.pad_packed_sequence(model.rnn(packed)[0], batch_first=True)
+    for use, layer in ((model.use_dropout, "dropout"), (model.use_locked_dropout, "locked_dropout")):
+        tensor = getattr(model, layer)(tensor) if use else tensor
+    return model.linear(tensor)
+
+
+def step(model: torch.nn.Module, scores: Callable) -> Callable[[Batch], float]:
+    """Loss forward and backward of one batch with the emissions from `scores`."""
+
+    def run(batch: Batch) -> float:
+        tensor, lengths, gold = batch
+        flair.set_seed(7)
+        values = scores(model, tensor, lengths)
+        loss = crf_loss(values, gold_tensor(model.label_dictionary, gold, values.size(1)), lengths, model.crf.transitions, *start_stop(model))
+        model.zero_grad()
+        loss.backward()
+        return loss.item()
+
+    return run
+
+
+def make_batches(lengths: list[int], types: tuple[str, ...], args: argparse.Namespace) -> list[Batch]:
+    generator = torch.Generator().manual_seed(args.seed)
+    tags = ["O"] + [f"{p}-{t}" for t in types for p in "BI"]
+    batches = []
+    for start in range(0, len(lengths), args.batch_size):
+        sizes = torch.tensor(sorted(lengths[start : start + args.batch_size], reverse=True))
+        tensor = torch.randn(len(sizes), int(sizes[0]), args.width, generator=generator)
+        tensor *= (torch.arange(int(sizes[0])) < sizes.unsqueeze(1)).unsqueeze(2)  # zero padding, as the cache's batches
+        gold = [[tags[i] for i in torch.randint(len(tags), (int(n),), generator=generator).tolist()] for n in sizes]
+        batches.append((tensor, sizes, gold))
+    return batches
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    lengths, types, source = sentence_lengths(args)
+    batches = make_batches(lengths, types, args)
+    real = sum(int(b[1].sum()) for b in batches)
+    padded = sum(b[0].shape[0] * b[0].shape[1] for b in batches)
+    labels = Dictionary(add_unk=False)
+    for kind in types:
+        labels.add_item(kind)
+    labels.span_labels = True  # as make_label_dictionary marks entity types: a BIO span tagger
+    print(f"{len(batches)} batches of {args.batch_size} ({source}): padded tokens {padded / real:.2f}x the real ones; "
+          f"embedding width {args.width}; {torch.get_num_threads()} threads", flush=True)
+    print(f"\n{'ms per batch (median of ' + str(args.repeats) + ')':<34}{'padded':>10}{'real only':>10}{'speed-up':>10}")
+    model = build_tagger("bilstm-crf", FixedWidth(args.width), labels, "ner").train()
+    flair_step, suite_step = step(model, padded_emissions), step(model, emissions)
+    gap = max(abs(flair_step(b) - suite_step(b)) / abs(flair_step(b)) for b in batches[:4])
+    flair_seconds, suite_seconds = timed(flair_step, batches, args), timed(suite_step, batches, args)
+    print(f"{'bilstm-crf loss forward+backward':<34}{1000 * flair_seconds:>10.1f}{1000 * suite_seconds:>10.1f}"
+          f"{flair_seconds / suite_seconds:>9.2f}x   (loss relative difference <= {gap:.1e})")
+    return 0 if flair_seconds >= suite_seconds else 1
+
+
+if __name__ == "__main__":
+    run_main(main)
