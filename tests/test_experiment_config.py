@@ -264,7 +264,8 @@ def test_train_settings_are_the_one_source_of_defaults() -> None:
     paper = {"learning_rate": 0.1, "mini_batch_size": 32, "max_epochs": 150, "anneal_factor": 0.5, "patience": 3, "optimizer": "sgd",
              "train_with_dev": False}
     assert TrainSettings().record() == PAPER_TRAIN.record() == paper  # the settings added later stay out while at their defaults
-    assert asdict(TrainSettings()) == {**paper, "schedule": "plateau", "warmup_fraction": 0.1, "epoch_samples": None, "bucket_batches": None}
+    assert asdict(TrainSettings()) == {**paper, "schedule": "plateau", "warmup_fraction": 0.1, "epoch_samples": None, "bucket_batches": None,
+                                      "precision": "float32"}
     assert LINEAR_TRAIN.record() == {**paper, "optimizer": "adam", "learning_rate": 0.01}
     for name in TAGGERS:
         defaults = default_train(name)

@@ -55,7 +55,7 @@ def emissions(model: SequenceTagger, sentence_tensor: torch.Tensor, lengths: tor
         sentence_tensor = model.dropout(sentence_tensor)
     if model.use_locked_dropout:
         sentence_tensor = model.locked_dropout(sentence_tensor)
-    return model.linear(sentence_tensor)
+    return model.linear(sentence_tensor).float()  # the CRF sums in float32, also under bfloat16 autocast
 
 
 def _gold_score(scores: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> torch.Tensor:

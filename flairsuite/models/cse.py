@@ -139,7 +139,7 @@ class ClassStartEndTagger(flair.nn.Classifier[Sentence]):
 
     def features_loss(self, sentence_tensor: torch.Tensor, lengths: torch.Tensor, gold: list[list[str]]) -> torch.Tensor:
         """Start, end and class loss, summed over the batch's tokens."""
-        start_logits, end_logits, class_logits = self.forward(sentence_tensor)
+        start_logits, end_logits, class_logits = (logits.float() for logits in self.forward(sentence_tensor))  # float32 under autocast
         device = sentence_tensor.device
         mask = padding_mask(lengths, sentence_tensor.shape[1], device)
         start_target, end_target, class_target = self._targets(gold, device)

@@ -14,7 +14,7 @@ instead of one pass over train (the registry's `fine_tune_train`).
 
 Run records and fingerprints hold the settings as a plain dict (`record()`), values as written: an
 override `learning_rate: 1` stays the int 1, so a fingerprint never changes because of this class.
-The settings added for fine-tuning (`LATER_SETTINGS`) are left out of a record while all of them
+The settings added later (`LATER_SETTINGS`: fine-tuning, batching, precision) are left out of a record while all of them
 hold their defaults, so the records of the runs from before them stay as they were.
 """
 
@@ -31,7 +31,9 @@ OPTIMIZERS: Mapping[str, type[torch.optim.Optimizer]] = MappingProxyType(
     {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
 )
 SCHEDULES = ("plateau", "linear")  # anneal on a dev plateau and keep the best dev epoch | warm-up, linear decay, last epoch
-LATER_SETTINGS = ("schedule", "warmup_fraction", "epoch_samples", "bucket_batches")  # recorded only where one differs from its default
+PRECISIONS = ("float32", "bfloat16")  # the training steps' arithmetic: full, or bfloat16 autocast (tagging/train.py)
+LATER_SETTINGS = ("schedule", "warmup_fraction", "epoch_samples", "bucket_batches", "precision")  # recorded only where one differs from its default
+OMITTED_AT_DEFAULT = ("precision",)  # left out of every record while at its default: no record from before it changes
 
 # setting -> (what its value must be, the test)
 CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
@@ -47,6 +49,7 @@ CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
         "warmup_fraction": ("a number in [0, 1)", lambda v: is_number(v) and 0 <= v < 1),
         "epoch_samples": ("a positive integer, or null for one pass over train", lambda v: v is None or (is_int(v) and v > 0)),
         "bucket_batches": ("a positive integer, or null for batches in random order", lambda v: v is None or (is_int(v) and v > 0)),
+        "precision": (f"one of: {', '.join(PRECISIONS)}", lambda v: isinstance(v, str) and v in PRECISIONS),
     }
 )
 
@@ -73,6 +76,7 @@ class TrainSettings:
     warmup_fraction: float = 0.1  # of all steps, with schedule "linear"
     epoch_samples: Optional[int] = None  # sentences per epoch (drawn from shuffled passes over train); None: one pass
     bucket_batches: Optional[int] = None  # batches of similar length from pools of this many batches (tagging/train.py); None: random
+    precision: str = "float32"  # a key of PRECISIONS: "bfloat16" runs the training steps under autocast (tagging/train.py)
 
     def __post_init__(self) -> None:
         for setting in fields(self):
@@ -112,11 +116,13 @@ class TrainSettings:
         return replace(self, **merged)
 
     def record(self) -> dict[str, Any]:
-        """The settings as a plain dict for run records; without those of `LATER_SETTINGS` while all of them hold their defaults."""
+        """The settings as a plain dict for run records; without those of `LATER_SETTINGS` while all of them hold their
+        defaults, and without those of `OMITTED_AT_DEFAULT` while each holds its own."""
         record, default = asdict(self), TrainSettings()
+        omitted = {key for key in OMITTED_AT_DEFAULT if record[key] == getattr(default, key)}
         if all(record[key] == getattr(default, key) for key in LATER_SETTINGS):
-            return {key: value for key, value in record.items() if key not in LATER_SETTINGS}
-        return record
+            omitted |= set(LATER_SETTINGS)
+        return {key: value for key, value in record.items() if key not in omitted}
 
     def optimizer_class(self) -> type[torch.optim.Optimizer]:
         """The torch optimizer that `optimizer` names."""

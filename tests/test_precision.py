@@ -1,0 +1,71 @@
+"""`precision: bfloat16`: the training steps' reprojection and LSTM run in bfloat16 under autocast, while the
+parameters, the loss and the decoding stay float32, and the tagger still learns; the setting is checked and
+recorded only where it is not the default (old runs keep their fingerprints)."""
+
+import numpy as np
+import pytest
+import torch
+from flair.data import Dictionary, Sentence
+from flair.embeddings import CharacterEmbeddings
+
+from flairsuite.errors import FlairsuiteError
+from flairsuite.models.registry import build_tagger
+from flairsuite.models.settings import TrainSettings
+from flairsuite.tagging.data import LabeledSplit
+from flairsuite.tagging.features import SplitFeatures
+from flairsuite.tagging.train import train_tagger
+
+TAGS = ["O", "B-PER", "I-PER"]
+
+
+def split(sentences: int, seed: int, width: int) -> SplitFeatures:
+    """Random sentences whose token vectors show their tag (a tag's direction, the same in every split, plus noise)."""
+    directions = np.random.default_rng(0).normal(size=(len(TAGS), width)) * 2
+    rng = np.random.default_rng(seed)
+    tags, rows = [], []
+    for _ in range(sentences):
+        length = int(rng.integers(3, 12))
+        sentence = ["O"] * length
+        start = int(rng.integers(0, length - 1))
+        sentence[start : start + 2] = ["B-PER", "I-PER"]
+        tags.append(sentence)
+        rows += [directions[TAGS.index(tag)] + rng.normal(size=width) for tag in sentence]
+    flair_sentences = [Sentence(["w"] * len(t)) for t in tags]
+    return SplitFeatures(LabeledSplit(flair_sentences, tags), [np.asarray(rows, dtype=np.float16)])
+
+
+def test_bfloat16_training_runs_the_lstm_in_bfloat16_and_learns(tmp_path):
+    characters = Dictionary()
+    characters.add_item("w")
+    embeddings = CharacterEmbeddings(characters, char_embedding_dim=4, hidden_size_char=8)  # 16 wide: the rows' width
+    labels = Dictionary(add_unk=False)
+    labels.add_item("PER")
+    labels.span_labels = True
+    train, dev = split(120, 1, embeddings.embedding_length), split(30, 2, embeddings.embedding_length)
+    seen: dict[str, set] = {"lstm": set(), "loss": set()}
+    results = {}
+    for precision in ("float32", "bfloat16"):
+        torch.manual_seed(1)
+        tagger = build_tagger("bilstm-crf", embeddings, labels, "ner")
+        hook = tagger.rnn.register_forward_hook(lambda module, args, out: seen["lstm"].add((precision, module.training, out[0].data.dtype)))
+        settings = {"max_epochs": 6, "precision": precision, "learning_rate": 0.1}
+        results[precision] = train_tagger(tagger, train, dev, settings, seed=1, checkpoint_path=tmp_path / f"{precision}.pt")
+        hook.remove()
+        assert {p.dtype for p in tagger.parameters()} == {torch.float32}
+    # training steps in bfloat16 only with the setting; dev decoding (eval mode) always float32
+    assert seen["lstm"] == {("float32", True, torch.float32), ("float32", False, torch.float32),
+                            ("bfloat16", True, torch.bfloat16), ("bfloat16", False, torch.float32)}
+    for precision, progress in results.items():
+        assert progress.best_score > 0.9, (precision, progress.history)
+        assert all(np.isfinite(epoch["loss"]) for epoch in progress.history)
+    losses = [[epoch["loss"] for epoch in results[p].history] for p in results]
+    assert losses[0] != losses[1]  # the arithmetic differed
+
+
+def test_precision_is_checked_and_recorded_only_when_set():
+    assert "precision" not in TrainSettings().record()
+    assert TrainSettings(precision="bfloat16").record()["precision"] == "bfloat16"
+    tuned = TrainSettings(bucket_batches=50).record()
+    assert "bucket_batches" in tuned and "precision" not in tuned  # records of runs before the setting keep their keys
+    with pytest.raises(FlairsuiteError, match=r'^train.precision must be one of: float32, bfloat16 \(found "half"\)$'):
+        TrainSettings.from_mapping("train", {"precision": "half"})
