@@ -171,6 +171,18 @@ class TrainingLoop(ABC, Generic[ProgressT]):
         return self.finish()
 
 
+PRECISIONS = ("float32", "bfloat16")  # a training step's arithmetic: full, or under bfloat16 autocast
+
+
+def autocast(device: torch.device, precision: str) -> torch.autocast:
+    """The context of a training step's forward pass: bfloat16 autocast with `precision` "bfloat16", else a no-op.
+
+    Autocast runs the matrix products (linear maps, LSTMs) in bfloat16 (oneDNN with AMX on CPU)
+    and keeps parameters, gradients and the optimizer float32; callers cast the loss's inputs back to float32.
+    """
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bfloat16")
+
+
 def renamed_setting(state: dict[str, Any], group: str, old: str, new: str, value: Any) -> dict[str, Any]:
     """Checkpoint `state` read as if its settings `state[group]` had `new` = `value` instead of `old`.
 

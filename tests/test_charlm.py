@@ -147,6 +147,26 @@ def test_validation_points_fall_by_characters_also_after_resuming_an_old_checkpo
         other.restore()
 
 
+def test_bfloat16_training_learns_and_a_float32_checkpoint_resumes_under_it(prepared, tmp_path) -> None:
+    """`precision="bfloat16"`: the LSTM runs in bfloat16 in training steps only, the weights stay float32, the LM still
+    learns, and a float32 run's checkpoint continues under bfloat16 with its points marked."""
+    hyper = Hyper(**{**TINY.__dict__, "validate_chars": 2000, "anneal_factor": 1.0, "learning_rate": 5.0})
+    first = CharLMTrainer(prepared, tmp_path / "lm", hyper, True, seed=1)
+    start_ppl = math.exp(evaluate(first.model, first.valid_batches, hyper.sequence_length))
+    first.train(Budget(max_units=6000))
+    again = CharLMTrainer(prepared, tmp_path / "lm", hyper, True, seed=1, precision="bfloat16")
+    again.restore()
+    dtypes = set()
+    again.model.rnn.register_forward_hook(lambda module, args, out: dtypes.add((module.training, out[0].dtype)))
+    progress = again.train(Budget(max_units=30000))
+    assert dtypes == {(True, torch.bfloat16), (False, torch.float32)}  # training steps bfloat16, validation float32
+    assert {p.dtype for p in again.model.parameters()} == {torch.float32}
+    assert [point.get("precision") for point in progress.history] == [None] * 3 + ["bfloat16"] * 12
+    assert math.exp(progress.best_valid_loss) < 0.2 * start_ppl
+    with pytest.raises(FlairsuiteError, match=r"^precision must be one of: float32, bfloat16 \(found 'half'\)$"):
+        CharLMTrainer(prepared, tmp_path / "other", hyper, True, precision="half")
+
+
 def run_cli(*args: str) -> subprocess.Popen:
     code = "import sys; from flairsuite.cli import main; sys.argv = ['flairsuite', *sys.argv[1:]]; main()"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}

@@ -66,7 +66,8 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
     for forward in DIRECTIONS[options["direction"]]:
         name = f"{options['name'] or options['lang']}-{'forward' if forward else 'backward'}"
         summary = train_direction(
-            corpus, models_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"], ranks, record
+            corpus, models_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"], ranks, record,
+            options.get("precision") or "float32",
         )
         rows.append((name, summary))
     leave(ranks)

@@ -97,10 +97,13 @@ def plot_curve(history: list[dict[str, float]], title: str, path: Path) -> None:
 
 def train_direction(
     corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, budget: Budget, resume: bool, force: bool, seed: int,
-    ranks: Ranks = Ranks(), record: Optional[dict[str, Any]] = None,
+    ranks: Ranks = Ranks(), record: Optional[dict[str, Any]] = None, precision: str = "float32",
 ) -> Optional[dict[str, Any]]:
-    """Train one direction into `out`; its summary (also written to `out/summary.json`, with `record` added), on rank 0 (None on the others)."""
-    trainer = CharLMTrainer(corpus, writable_folder(out), hyper, forward, seed, ranks)
+    """Train one direction into `out`; its summary (also written to `out/summary.json`, with `record` added), on rank 0 (None on the others).
+
+    `precision` (`float32`, `bfloat16`) is the arithmetic of this invocation's training steps (`CharLMTrainer`).
+    """
+    trainer = CharLMTrainer(corpus, writable_folder(out), hyper, forward, seed, ranks, precision)
     start_or_resume(trainer, resume, force)
     keep_freed_memory()
     progress = trainer.train(budget, desc=out.name)
@@ -120,6 +123,7 @@ def train_direction(
         "test_ppl": round(math.exp(test_loss), 4),
         "device": str(trainer.device),
         "threads": torch.get_num_threads(),
+        "precision": precision,  # this invocation's; each learning-curve point says its own where it is not float32
         "ranks": ranks.world,
         "hyper": asdict(hyper),
         "corpus": corpus.meta,

@@ -12,6 +12,11 @@ Window schedule: the truncated-BPTT window grows linearly from `sequence_length_
 updates per character at almost the same characters per second (the hidden state is still
 carried across windows), which is where a time-boxed run gains most; the paper's window of 250
 is reached after the ramp. `ramp_chars: 0` trains with the full window from the start.
+
+Precision: `bfloat16` runs each update's forward pass under torch's bfloat16 autocast (the LSTM and
+the decoder in bfloat16, through oneDNN on CPUs with AMX); weights, gradients, SGD, the loss and
+validation stay float32. It is a property of the invocation, not of the run: a checkpoint resumes
+under either, and each learning-curve point records `precision` where it is not float32.
 """
 
 import math
@@ -30,7 +35,7 @@ from flairsuite.charlm.batches import StreamBatches
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
-from flairsuite.training import StreamProgress, StreamTraining, renamed_setting
+from flairsuite.training import PRECISIONS, StreamProgress, StreamTraining, autocast, renamed_setting
 
 
 @dataclass(frozen=True)
@@ -104,8 +109,12 @@ class CharLMTrainer(StreamTraining[LMProgress]):
     Set up by the caller: a fresh trainer, `restore()` from the checkpoint, or `warm_start()`; then `train()`.
     """
 
-    def __init__(self, corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, seed: int = 1, ranks: Ranks = Ranks()) -> None:
+    def __init__(self, corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, seed: int = 1, ranks: Ranks = Ranks(),
+                 precision: str = "float32") -> None:
         self.corpus, self.out, self.hyper, self.forward, self.seed, self.ranks = corpus, out, hyper, forward, seed, ranks
+        if precision not in PRECISIONS:
+            raise FlairsuiteError(f"precision must be one of: {', '.join(PRECISIONS)} (found {precision!r})")
+        self.precision = precision
         self.checkpoint_path = out / "checkpoint.pt"
         self.model_path = out / "best-lm.pt"
         self.device = flair.device
@@ -260,6 +269,7 @@ class CharLMTrainer(StreamTraining[LMProgress]):
                 "train_ppl": math.exp(train_loss),
                 "valid_ppl": math.exp(valid_loss),
                 "lr": self.optimizer.param_groups[0]["lr"],
+                **({"precision": self.precision} if self.precision != "float32" else {}),
             }
         )
 
@@ -274,8 +284,10 @@ class CharLMTrainer(StreamTraining[LMProgress]):
         window = self.train_batches.window(progress.offset, length)
         inputs, targets = (t.to(self.device, non_blocking=True) for t in window)
         self.hidden = tuple(h.detach() for h in self.hidden)
-        output, _, self.hidden = self.forward_pass(inputs, self.hidden)
-        loss = F.cross_entropy(output.view(-1, output.size(-1)), targets.view(-1))
+        with autocast(self.device, self.precision):
+            output, _, hidden = self.forward_pass(inputs, self.hidden)
+        self.hidden = tuple(h.float() for h in hidden)
+        loss = F.cross_entropy(output.float().view(-1, output.size(-1)), targets.view(-1))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.hyper.clip)

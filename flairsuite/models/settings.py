@@ -25,13 +25,13 @@ from typing import Any, Callable, Mapping, Optional
 import torch
 
 from flairsuite.errors import FlairsuiteError, unknown_name_error
+from flairsuite.training import PRECISIONS
 from flairsuite.values import is_int, is_number, show
 
 OPTIMIZERS: Mapping[str, type[torch.optim.Optimizer]] = MappingProxyType(
     {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
 )
 SCHEDULES = ("plateau", "linear")  # anneal on a dev plateau and keep the best dev epoch | warm-up, linear decay, last epoch
-PRECISIONS = ("float32", "bfloat16")  # the training steps' arithmetic: full, or bfloat16 autocast (tagging/train.py)
 LATER_SETTINGS = ("schedule", "warmup_fraction", "epoch_samples", "bucket_batches", "precision")  # recorded only where one differs from its default
 OMITTED_AT_DEFAULT = ("precision",)  # left out of every record while at its default: no record from before it changes
 

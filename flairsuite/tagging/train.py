@@ -40,7 +40,7 @@ from flairsuite.models.protocol import features_decode, features_loss
 from flairsuite.models.settings import TrainSettings
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.scoring import main_score
-from flairsuite.training import TrainingLoop
+from flairsuite.training import TrainingLoop, autocast
 
 CLIP_NORM = 5.0  # Flair's ModelTrainer
 MIN_LEARNING_RATE = 1e-4  # Flair's default min_learning_rate: training stops below it
@@ -131,11 +131,11 @@ def _epoch(model: torch.nn.Module, train: SplitFeatures, optimizer: torch.optim.
     total, tokens = 0.0, 0
     order = epoch_order(len(train), settings.epoch_samples)
     batches = bucketed_batches(order, train.lengths, settings.mini_batch_size, settings.bucket_batches)
-    device_type = next(model.parameters()).device.type
+    device = next(model.parameters()).device
     with tqdm(batches, desc=desc, unit="batch", leave=False) as bar:
         for indices in bar:
             batch = train.batch(indices)
-            with torch.autocast(device_type, dtype=torch.bfloat16, enabled=settings.precision == "bfloat16"):
+            with autocast(device, settings.precision):
                 loss = features_loss(model, batch.tensor, batch.lengths, batch.gold)
             optimizer.zero_grad()
             loss.backward()
