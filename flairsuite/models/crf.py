@@ -7,7 +7,7 @@ format targets in Python lists; here the forward algorithm and Viterbi loop over
 loss summed over the batch, the tags, and the confidences (max softmax of the Viterbi scores).
 Plain CRF taggers use `transitions = model.crf.transitions`, LCRF-NER its Eq. 7 matrix.
 `emissions` maps only the real tokens through the reprojection (`embedding2nn`), where Flair maps the padded
-batch (3.7x the tokens on Sturm): the same values, epochs 1.5x faster (benchmarks/reprojection_speed.py).
+batch (3.7x the tokens on Sturm): the same values, epochs 1.5x faster (benchmarks/bilstm_step_speed.py).
 """
 
 import torch

@@ -1,5 +1,5 @@
-"""Tagger training steps: the reprojection over the padded batch (Flair's `SequenceTagger.forward`) against
-the real tokens only (`flairsuite.models.crf.emissions`).
+"""BiLSTM-CRF training steps: the reprojection over the padded batch (Flair's `SequenceTagger.forward`) against
+the real tokens only (`flairsuite.models.crf.emissions`), and that under bfloat16 autocast (`precision: bfloat16`).
 
 Flair's taggers map every embedding through `embedding2nn` (a dim x dim linear map: 1,324 x 1,324 for
 the recipe's char-LM pair + fastText dim 300) before the LSTM, padding included; random batches of
@@ -9,10 +9,12 @@ masks over the padded batch, so the random numbers and the values at the real to
 (`map` and `map-crf` have no reprojection.) Timed per batch: the loss forward and backward of `bilstm-crf`, on random embeddings
 shaped like Sturm batches (lengths from Sturm's train split with --corpora-dir or $FLAIRSUITE_CORPORA,
 else 5-60). Checks that both give the same loss in training mode (same seed, same dropout masks);
-exits with 1 where the suite's path is the slower. Run by hand:
+exits with 1 where the suite's path is the slower. The bfloat16 column runs the suite's path under
+`flairsuite.training.autocast` (the LSTM and the linear maps in bfloat16: oneDNN with AMX where the CPU has
+it); its loss differs from float32 by rounding, shown beside. Run by hand:
 
-    python benchmarks/reprojection_speed.py --quick
-    FLAIRSUITE_CORPORA=/path/to/corpora python benchmarks/reprojection_speed.py --threads 1
+    python benchmarks/bilstm_step_speed.py --quick
+    FLAIRSUITE_CORPORA=/path/to/corpora python benchmarks/bilstm_step_speed.py --threads 1
 """
 
 import argparse
@@ -28,6 +30,7 @@ from flair.embeddings import TokenEmbeddings
 from flairsuite.models.crf import crf_loss, emissions, gold_tensor
 from flairsuite.models.protocol import start_stop
 from flairsuite.models.registry import build_tagger
+from flairsuite.training import autocast
 
 Batch = tuple[torch.Tensor, torch.Tensor, list[list[str]]]  # embeddings (B, L, D), lengths (B,), gold BIO tags
 
@@ -78,13 +81,14 @@ def padded_emissions(model: torch.nn.Module, tensor: torch.Tensor, lengths: torc
     return model.linear(tensor)
 
 
-def step(model: torch.nn.Module, scores: Callable) -> Callable[[Batch], float]:
-    """Loss forward and backward of one batch with the emissions from `scores`."""
+def step(model: torch.nn.Module, scores: Callable, precision: str = "float32") -> Callable[[Batch], float]:
+    """Loss forward and backward of one batch with the emissions from `scores`, the forward pass in `precision`."""
 
     def run(batch: Batch) -> float:
         tensor, lengths, gold = batch
         flair.set_seed(7)
-        values = scores(model, tensor, lengths)
+        with autocast(tensor.device, precision):
+            values = scores(model, tensor, lengths).float()
         loss = crf_loss(values, gold_tensor(model.label_dictionary, gold, values.size(1)), lengths, model.crf.transitions, *start_stop(model))
         model.zero_grad()
         loss.backward()
@@ -120,14 +124,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     labels.span_labels = True  # as make_label_dictionary marks entity types: a BIO span tagger
     print(f"{len(batches)} batches of {args.batch_size} ({source}): padded tokens {padded / real:.2f}x the real ones; "
           f"embedding width {args.width}; {torch.get_num_threads()} threads", flush=True)
-    print(f"\n{'ms per batch (median of ' + str(args.repeats) + ')':<34}{'padded':>10}{'real only':>10}{'speed-up':>10}")
     model = build_tagger("bilstm-crf", FixedWidth(args.width), labels, "ner").train()
-    flair_step, suite_step = step(model, padded_emissions), step(model, emissions)
-    gap = max(abs(flair_step(b) - suite_step(b)) / abs(flair_step(b)) for b in batches[:4])
-    flair_seconds, suite_seconds = timed(flair_step, batches, args), timed(suite_step, batches, args)
-    print(f"{'bilstm-crf loss forward+backward':<34}{1000 * flair_seconds:>10.1f}{1000 * suite_seconds:>10.1f}"
-          f"{flair_seconds / suite_seconds:>9.2f}x   (loss relative difference <= {gap:.1e})")
-    return 0 if flair_seconds >= suite_seconds else 1
+    steps = {"padded": step(model, padded_emissions), "real only": step(model, emissions), "+ bfloat16": step(model, emissions, "bfloat16")}
+    gaps = {name: max(abs(run(b) - steps["padded"](b)) / abs(steps["padded"](b)) for b in batches[:4]) for name, run in steps.items()}
+    seconds = {name: timed(run, batches, args) for name, run in steps.items()}
+    print(f"\nbilstm-crf loss forward+backward, ms per batch (median of {args.repeats}), speed-up against padded float32:")
+    for name, value in seconds.items():
+        print(f"  {name:<12}{1000 * value:>8.1f} ms {seconds['padded'] / value:>6.2f}x   (loss relative difference {gaps[name]:.1e})")
+    return 0 if seconds["padded"] >= seconds["real only"] else 1
 
 
 if __name__ == "__main__":
