@@ -23,7 +23,7 @@ from typing import Callable, Optional
 import flair
 import torch
 from common import run_main
-from crf_speed import sentence_lengths, timed
+from crf_speed import batch_parser, parsed, sentence_lengths, timed
 from flair.data import Dictionary
 from flair.embeddings import TokenEmbeddings
 
@@ -51,19 +51,9 @@ class FixedWidth(TokenEmbeddings):
 
 
 def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    add = parser.add_argument
-    add("--batches", type=int, default=40, help="mini-batches per pass (default 40)")
-    add("--repeats", type=int, default=3, help="timed passes; the median is reported (default 3)")
-    add("--quick", action="store_true", help="8 batches, 1 pass: a check that it works")
-    add("--batch-size", type=int, default=32)
-    add("--width", type=int, default=1324, help="embedding length (default 1,324: 2 x 512 + 300)")
-    add("--threads", type=int, default=0, help="torch threads (default: torch's)")
-    add("--corpora-dir", help="datasets folder with sturm/ (default: $FLAIRSUITE_CORPORA; neither: random lengths)")
-    add("--seed", type=int, default=1)
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.batches, args.repeats = 8, 1
+    parser = batch_parser(__doc__.split("\n")[0])
+    parser.add_argument("--width", type=int, default=1324, help="embedding length (default 1,324: 2 x 512 + 300)")
+    args = parsed(parser, argv)
     args.device = "cpu"
     return args
 

@@ -38,25 +38,36 @@ RANDOM_LENGTHS = (5, 60)
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]  # emissions (B, L, K), lengths (B,), gold ids (B, L)
 
 
-def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def batch_parser(description: str) -> argparse.ArgumentParser:
+    """The options of a benchmark over Sturm-shaped mini-batches (this one's, bilstm_step_speed.py's)."""
+    parser = argparse.ArgumentParser(description=description)
     add = parser.add_argument
     add("--batches", type=int, default=40, help="mini-batches per pass (default 40)")
     add("--repeats", type=int, default=5, help="timed passes; the median is reported (default 5)")
     add("--quick", action="store_true", help="10 batches, 2 passes: a check that it works")
     add("--batch-size", type=int, default=32)
-    add("--tag-format", default="BIO", choices=("BIO", "BIOES"))
     add("--threads", type=int, default=0, help="torch threads (default: torch's)")
-    add("--device", default="cpu", help="torch device, e.g. cuda (default cpu)")
     add("--corpora-dir", help=f"datasets folder with sturm/ (default: ${CORPORA_ENV}; neither: random lengths)")
     add("--seed", type=int, default=1)
-    add("--out", type=Path, help="also write the results as JSON here")
+    return parser
+
+
+def parsed(parser: argparse.ArgumentParser, argv: Optional[list[str]]) -> argparse.Namespace:
+    """`parser`'s arguments, --quick applied, sizes checked."""
     args = parser.parse_args(argv)
     if args.quick:
         args.batches, args.repeats = 10, 2
     if min(args.batches, args.repeats, args.batch_size) <= 0:
         parser.error("--batches, --repeats and --batch-size must be positive")
     return args
+
+
+def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+    parser = batch_parser(__doc__.split("\n")[0])
+    parser.add_argument("--tag-format", default="BIO", choices=("BIO", "BIOES"))
+    parser.add_argument("--device", default="cpu", help="torch device, e.g. cuda (default cpu)")
+    parser.add_argument("--out", type=Path, help="also write the results as JSON here")
+    return parsed(parser, argv)
 
 
 def label_dictionary(types: tuple[str, ...], tag_format: str) -> Dictionary:
