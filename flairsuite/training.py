@@ -174,6 +174,20 @@ class TrainingLoop(ABC, Generic[ProgressT]):
 PRECISIONS = ("float32", "bfloat16")  # a training step's arithmetic: full, or under bfloat16 autocast
 
 
+def native_bfloat16(device: torch.device) -> bool:
+    """Whether `device` computes bfloat16 natively: a CUDA GPU that supports it, or a CPU with bfloat16 units for oneDNN."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return device.type == "cpu" and torch.backends.mkldnn.is_available() and bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def resolved_precision(precision: str, device: torch.device) -> str:
+    """`precision`, with "auto" as bfloat16 where `device` computes it natively (`native_bfloat16`) and float32 elsewhere."""
+    if precision == "auto":
+        return "bfloat16" if native_bfloat16(device) else "float32"
+    return precision
+
+
 def autocast(device: torch.device, precision: str) -> torch.autocast:
     """The context of a training step's forward pass: bfloat16 autocast with `precision` "bfloat16", else a no-op.
 

@@ -14,6 +14,7 @@ from flairsuite.models.settings import TrainSettings
 from flairsuite.tagging.data import LabeledSplit
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.train import train_tagger
+from flairsuite.training import resolved_precision
 
 TAGS = ["O", "B-PER", "I-PER"]
 
@@ -69,3 +70,12 @@ def test_precision_is_checked_and_recorded_only_when_set():
     assert "bucket_batches" in tuned and "precision" not in tuned  # records of runs before the setting keep their keys
     with pytest.raises(FlairsuiteError, match=r'^train.precision must be one of: float32, bfloat16 \(found "half"\)$'):
         TrainSettings.from_mapping("train", {"precision": "half"})
+
+
+def test_auto_precision_follows_the_devices_bfloat16_support(monkeypatch):
+    cpu = torch.device("cpu")
+    assert resolved_precision("float32", cpu) == "float32" and resolved_precision("bfloat16", cpu) == "bfloat16"
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: True)
+    assert resolved_precision("auto", cpu) == "bfloat16"
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
+    assert resolved_precision("auto", cpu) == "float32"

@@ -16,6 +16,7 @@ from flairsuite.distributed import first_on_rank_zero, leave, ranks_from_environ
 from flairsuite.paths import charlm_dir, corpora_dir
 from flairsuite.rawtext.char_coverage import coverage_lines, coverage_rows, training_characters
 from flairsuite.rawtext.language import describe, prepare_language
+from flairsuite.training import resolved_precision
 
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
 
@@ -67,7 +68,7 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
         name = f"{options['name'] or options['lang']}-{'forward' if forward else 'backward'}"
         summary = train_direction(
             corpus, models_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"], ranks, record,
-            options.get("precision") or "float32",
+            resolved_precision(options.get("precision") or "auto", flair.device),
         )
         rows.append((name, summary))
     leave(ranks)
