@@ -2,6 +2,9 @@
 parameters, the loss and the decoding stay float32, and the tagger still learns; the setting is checked and
 recorded only where it is not the default (old runs keep their fingerprints)."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -14,7 +17,7 @@ from flairsuite.models.settings import TrainSettings
 from flairsuite.tagging.data import LabeledSplit
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.train import train_tagger
-from flairsuite.training import resolved_precision
+from flairsuite.training import native_bfloat16, resolved_precision
 
 TAGS = ["O", "B-PER", "I-PER"]
 
@@ -79,3 +82,35 @@ def test_auto_precision_follows_the_devices_bfloat16_support(monkeypatch):
     assert resolved_precision("auto", cpu) == "bfloat16"
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
     assert resolved_precision("auto", cpu) == "float32"
+
+
+# An LSTM of the hidden-1024 LM's size in bfloat16 over 60 window lengths, as the LM's window ramp feeds them;
+# prints the growth of the resident memory from the 5th length on (MB).
+RAMP = """
+import sys, torch
+from flairsuite.charlm.allocator import bound_primitive_cache
+if sys.argv[1] == "bounded":
+    bound_primitive_cache()
+torch.set_num_threads(1)
+lstm = torch.nn.LSTM(100, 1024)
+rss = lambda: int(open("/proc/self/statm").read().split()[1]) * 4096 // 2**20
+for length in range(25, 85):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, _ = lstm(torch.randn(length, 100, 100))
+    out.float().sum().backward()
+    if length == 30:
+        start = rss()
+print(rss() - start)
+"""
+
+
+@pytest.mark.skipif(not native_bfloat16(torch.device("cpu")), reason="the CPU has no bfloat16 units for oneDNN")
+def test_the_lm_bounds_onednns_primitive_cache(monkeypatch):
+    """Without the bound, every new window length keeps a primitive with its weights (tens of MB each at hidden 1024)."""
+    monkeypatch.delenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", raising=False)
+    growth = {}
+    for mode in ("bounded", "default"):
+        done = subprocess.run([sys.executable, "-c", RAMP, mode], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        growth[mode] = int(done.stdout.split()[-1])
+    assert 3 * growth["bounded"] < growth["default"], growth

@@ -12,7 +12,7 @@ import torch
 from flair.models import LanguageModel
 
 from flairsuite.atomic import atomic_file, write_json
-from flairsuite.charlm.allocator import keep_freed_memory
+from flairsuite.charlm.allocator import bound_primitive_cache, keep_freed_memory
 from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate, evaluation_batches
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
@@ -103,6 +103,7 @@ def train_direction(
 
     `precision` (`float32`, `bfloat16`) is the arithmetic of this invocation's training steps (`CharLMTrainer`).
     """
+    bound_primitive_cache()  # before any forward pass
     trainer = CharLMTrainer(corpus, writable_folder(out), hyper, forward, seed, ranks, precision)
     start_or_resume(trainer, resume, force)
     keep_freed_memory()
