@@ -44,7 +44,9 @@ def charlm_args(text: tuple[Path, Path], out: Path, max_chars: int, *extra: str)
         "train-charlm", "--lang", "de", "--direction", "forward", "--corpus", str(raw), "--corpora-dir", str(corpora),
         "--out", str(out), "--hidden-size", "16", "--embedding-size", "8", "--sequence-length", "20", "--ramp-chars", "0",
         "--batch-size", "4", "--learning-rate", "2", "--dropout", "0", "--validate-chars", "3000", "--checkpoint-minutes", "0",
-        "--valid-chars", "2000", "--heldout-fraction", "0.1", "--max-chars", str(max_chars), *extra,
+        "--valid-chars", "2000", "--heldout-fraction", "0.1", "--max-chars", str(max_chars),
+        "--precision", "float32",  # ranks equal one process to float rounding only in float32 (bfloat16 rounds per rank's batch)
+        *extra,
     ]
 
 
