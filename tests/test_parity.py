@@ -6,6 +6,7 @@ cell with a verdict computed from the two sets of seeds.
 """
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,32 @@ def test_seeds_needed_is_the_fewest_that_clear_the_margin():
     assert compare.projected_lower(suite, flair, 5) == pytest.approx(compare.welch_interval(suite, flair)[1])  # n = now: the interval now
     assert needed == 10
     assert compare.seeds_needed([80.0, 81.0], [82.5, 83.5], 1.0) is None  # 2.5 points behind: no number of seeds clears −1
+
+
+def test_lockstep_trains_the_same_model_both_ways(sides, monkeypatch, capsys):
+    """Fed the same batch orders and dropout seeds, the suite's loop and Flair's ModelTrainer agree epoch by epoch."""
+    home, corpora, _ = sides
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(home))
+    experiment = experiment_yaml(home / "l.yaml", "l", {"both": ["charlm:de-forward", "charlm:de-backward"]}, ["bilstm-crf"], [3],
+                                 "{max_epochs: 3, mini_batch_size: 4}", "[false]")
+    lockstep = script("parity_lockstep")
+    run = "sturm/both/bilstm-crf/seed-3"
+    assert lockstep.main([str(experiment), "--run", run, "--epochs", "3", "--corpora-dir", str(corpora), "--threads", "1"]) == 0
+    rows = json.loads((home / "results" / "l-lockstep" / run / "lockstep.json").read_text())["rows"]
+    assert [row["epoch"] for row in rows] == [1, 2, 3]
+    assert rows[0]["suite_loss"] > rows[-1]["suite_loss"]  # it trained
+    for row in rows:
+        assert row["suite_loss"] == pytest.approx(row["flair_loss"], rel=1e-5) and row["suite_lr"] == row["flair_lr"]
+        assert row["suite_dev_f1"] == row["flair_dev_f1"] and row["max_weight_gap"] < 1e-4
+    assert "| 3 |" in capsys.readouterr().out
+    # the float16 vectors of the suite's cache move the weights measurably off Flair's
+    assert lockstep.main([str(experiment), "--run", run, "--epochs", "3", "--corpora-dir", str(corpora), "--float16"]) == 0
+    rounded = json.loads((home / "results" / "l-lockstep" / run / "lockstep-float16.json").read_text())["rows"]
+    assert rounded[-1]["max_weight_gap"] > 10 * rows[-1]["max_weight_gap"]
+
+
+def test_lockstep_names_an_unknown_run(sides, capsys):
+    home, corpora, experiment = sides
+    assert script("parity_lockstep").main([str(experiment), "--run", "sturm/nope/seed-1", "--corpora-dir", str(corpora)]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error == f"Error: --run sturm/nope/seed-1: no run of {experiment} has this id"
