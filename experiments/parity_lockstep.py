@@ -20,6 +20,9 @@ and the largest absolute difference between the two models' trained weights. Equ
 weights epoch after epoch mean the loops compute the same training; where they part, the table
 shows at which epoch and by how much.
 
+Runs whose training Flair's `ModelTrainer.train` cannot replay here (bfloat16, the linear schedule, sampled or
+bucketed epochs, `train_with_dev`, embeddings trained with the tagger) are refused with one line.
+
     python experiments/parity_lockstep.py experiments/parity-de.yaml --run sturm/proposed+word/bilstm-crf/seed-11 --epochs 10 --threads 1
 
 prints the table and writes it (with the settings) to `results/<experiment>-lockstep/<run>/lockstep.json`; with
@@ -29,6 +32,7 @@ measures what the cache's rounding alone does to a training.
 
 import argparse
 import copy
+import itertools
 import sys
 import tempfile
 from pathlib import Path
@@ -44,7 +48,7 @@ from flair.trainers.plugins import TrainerPlugin
 from tqdm import tqdm
 
 from flairsuite.atomic import write_json
-from flairsuite.embeddings import stack
+from flairsuite.embeddings import frozen, stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import load_experiment, runs
 from flairsuite.models.registry import build_tagger
@@ -120,8 +124,7 @@ class LockstepPlugin(TrainerPlugin):
     def after_evaluation(self, **kw: Any) -> None:
         model = self.trainer.model
         self.epochs.append({"loss": self._loss, "lr": self._lr, "dev_f1": dev_score(model, self.dev)})
-        self.states.append(trained_state(model))
-        model.train()
+        self.states.append(trained_state(model))  # Flair's loop puts the model back in training mode each epoch
 
 
 class LockstepTraining(TaggerTraining):
@@ -134,7 +137,7 @@ class LockstepTraining(TaggerTraining):
 
     def step(self) -> None:
         epoch = self.progress.epoch + 1
-        batches = iter(range(10**9))
+        batches = itertools.count()
         real_loss, real_order = suite_train.features_loss, suite_train.epoch_order
 
         def reseeded_loss(*args: Any) -> torch.Tensor:
@@ -172,10 +175,24 @@ def weight_gap(ours: dict[str, torch.Tensor], theirs: dict[str, torch.Tensor]) -
     return max(float((ours[key].float() - theirs[key].float()).abs().max()) for key in ours)
 
 
+def replayable(run: Any, settings: TrainSettings) -> None:
+    """Raise a one-line error for a run whose training Flair's `ModelTrainer.train` cannot replay here: the lockstep
+    covers the plateau schedule in float32 over whole shuffled epochs with a dev set, on frozen embeddings."""
+    default = TrainSettings()
+    kept = {"schedule": default.schedule, "precision": default.precision, "epoch_samples": None, "bucket_batches": None,
+            "train_with_dev": False}
+    changed = [f"{key}: {getattr(settings, key)}" for key, value in kept.items() if getattr(settings, key) != value]
+    trained = [spec for spec in run.embedding_specs if not frozen(spec, run.fine_tune)]
+    if changed or trained:
+        reasons = [f"training setting {', '.join(changed)}"] * bool(changed) + [f"trained embedding {', '.join(trained)}"] * bool(trained)
+        raise FlairsuiteError(f"{run.run_id}: the lockstep replays the plateau schedule in float32 on frozen embeddings only ({'; '.join(reasons)})")
+
+
 def lockstep(run: Any, epochs: int, float16: bool = False, corpora: Optional[str] = None) -> list[dict[str, Any]]:
     """Train `run` both ways in lockstep for `epochs` epochs; one row per epoch. `float16`: the suite's
     side reads the vectors rounded to float16, as from its cache (Flair's side keeps float32)."""
     settings = TrainSettings.from_mapping("training settings", {**run.train_settings, "max_epochs": epochs})
+    replayable(run, settings)
     splits = load_labeled(run.corpus.name, run.corpus.options, run.corpus.subsample, corpora_dir(corpora))
     flair.set_seed(run.seed)
     theirs = build_tagger(run.tagger, stack(list(run.embedding_specs), home()), tag_dictionary(run.corpus), LABEL_TYPE)
@@ -218,11 +235,18 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1 (found {text!r})")
+    return int(text)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("experiment", type=Path, help="an experiment file")
     parser.add_argument("--run", required=True, help="the run id to train both ways (e.g. sturm/proposed+word/bilstm-crf/seed-1)")
-    parser.add_argument("--epochs", type=int, default=10, help="epochs of each side (default 10)")
+    parser.add_argument("--epochs", type=positive, default=10, help="epochs of each side (default 10)")
     parser.add_argument("--float16", action="store_true", help="the suite's side reads float16 vectors, as from its cache")
     parser.add_argument("--corpora-dir", default=None, help="datasets folder (default: $FLAIRSUITE_CORPORA, then <home>/corpora)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")

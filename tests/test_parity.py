@@ -125,3 +125,14 @@ def test_lockstep_names_an_unknown_run(sides, capsys):
     assert script("parity_lockstep").main([str(experiment), "--run", "sturm/nope/seed-1", "--corpora-dir", str(corpora)]) == 1
     error = capsys.readouterr().err.strip()
     assert error == f"Error: --run sturm/nope/seed-1: no run of {experiment} has this id"
+
+
+def test_lockstep_refuses_what_flairs_trainer_cannot_replay(sides, capsys):
+    home, corpora, _ = sides
+    experiment = experiment_yaml(home / "b.yaml", "b", {"both": ["charlm:de-forward", "charlm:de-backward"]}, ["bilstm-crf"], [1],
+                                 "{max_epochs: 2, precision: bfloat16, bucket_batches: 5}", "[false]")
+    run = "sturm/both/bilstm-crf/seed-1"
+    assert script("parity_lockstep").main([str(experiment), "--run", run, "--corpora-dir", str(corpora)]) == 1
+    assert capsys.readouterr().err.strip() == (f"Error: {run}: the lockstep replays the plateau schedule in float32 on frozen embeddings only "
+                                               "(training setting precision: bfloat16, bucket_batches: 5)")
+    assert not (home / "results" / "b-lockstep").exists()
