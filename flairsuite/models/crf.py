@@ -2,13 +2,17 @@
 
 Flair's `ViterbiLoss` and `ViterbiDecoder` build the (batch, time, tags, tags) score tensor and
 format targets in Python lists; here the forward algorithm and Viterbi loop over time only, on
-(batch, tags) tensors with a padding mask. `transitions[to, from]` is Flair's CRF parameter
-(with `<START>` and `<STOP>` rows/columns), so the values equal Flair's (tests/test_lcrf.py): the
-loss summed over the batch, the tags, and the confidences (max softmax of the Viterbi scores).
+(batch, tags) tensors with a padding mask, the forward algorithm as scaled matrix products in exp
+space (`log_partition`, float64). `transitions[to, from]` is Flair's CRF parameter (with `<START>`
+and `<STOP>` rows/columns), so the values equal Flair's (tests/test_lcrf.py, tests/test_crf_forward.py):
+the loss summed over the batch (to float32 rounding), the tags, and the confidences (max softmax of
+the Viterbi scores).
 Plain CRF taggers use `transitions = model.crf.transitions`, LCRF-NER its Eq. 7 matrix.
 `emissions` maps only the real tokens through the reprojection (`embedding2nn`), where Flair maps the padded
 batch (3.7x the tokens on Sturm): the same values, epochs 1.5x faster (benchmarks/bilstm_step_speed.py).
 """
+
+from typing import Callable
 
 import torch
 from flair.data import Dictionary
@@ -66,8 +70,43 @@ def _gold_score(scores: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor, tr
     return steps.masked_fill(~mask, 0.0).sum(1) + transitions[stop, last]
 
 
-def _log_partition(scores: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> torch.Tensor:
-    """Per sentence: the log of the summed exp-scores of all paths (the forward algorithm)."""
+def log_partition(scores: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+    """Per sentence: the log of the summed exp-scores of all paths (the forward algorithm), scaled in exp space.
+
+    The forward probabilities are carried normalised to sum 1 per sentence, their log scale apart,
+    so each step is one (batch, tags) x (tags, tags) matrix product, a product with the step's
+    exponentiated emissions (all computed by one exp before the loop) and a normalisation: no exp or
+    log inside the loop, where the log-sum-exp over the (batch, tags, tags) cube takes batch x tags x
+    tags exponentials a step. In float64, whose range keeps the scaled sums from underflowing unless
+    a state lies over 700 nats below a sentence's best; should a sum vanish all the same, the batch is
+    computed by `log_partition_cube`.
+    """
+    work, moves = scores.double(), transitions.double()
+    shift = moves.amax(dim=1)  # per target tag its largest incoming transition
+    weights = torch.exp(moves - shift.unsqueeze(1)).T  # (from, to)
+    shifted = work + shift
+    top = shifted.amax(dim=2, keepdim=True)
+    emitted = torch.exp(shifted - top)
+    alpha = work[:, 0] + moves[:, start]
+    peak = alpha.amax(dim=1, keepdim=True)
+    forward, norms = torch.exp(alpha - peak), []
+    for t in range(1, work.size(1)):
+        step = (forward @ weights) * emitted[:, t]
+        norm = step.sum(dim=1, keepdim=True)
+        keep = mask[:, t].unsqueeze(1)
+        forward = torch.where(keep, step / norm, forward)
+        norms.append(torch.where(keep, norm, 1.0))
+    if not norms:
+        return torch.logsumexp(alpha + moves[stop], dim=1).to(scores.dtype)
+    norms = torch.cat(norms, dim=1)
+    if bool((norms == 0).any()):
+        return log_partition_cube(scores, mask, transitions, start, stop)
+    scale = peak.squeeze(1) + (torch.log(norms) + top[:, 1:, 0].masked_fill(~mask[:, 1:], 0.0)).sum(dim=1)
+    return (scale + torch.log(forward @ torch.exp(moves[stop]))).to(scores.dtype)
+
+
+def log_partition_cube(scores: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+    """`log_partition` by the log-sum-exp recursion over the (batch, tags, tags) cube, as Flair's ViterbiLoss."""
     alpha = scores[:, 0] + transitions[:, start]
     for t in range(1, scores.size(1)):
         step = torch.logsumexp(alpha.unsqueeze(1) + transitions, dim=2) + scores[:, t]
@@ -75,10 +114,13 @@ def _log_partition(scores: torch.Tensor, mask: torch.Tensor, transitions: torch.
     return torch.logsumexp(alpha + transitions[stop], dim=1)
 
 
-def crf_loss(scores: torch.Tensor, tags: torch.Tensor, lengths: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> torch.Tensor:
-    """The negative log-likelihood of the gold `tags` (batch, longest), summed over the batch."""
+def crf_loss(
+    scores: torch.Tensor, tags: torch.Tensor, lengths: torch.Tensor, transitions: torch.Tensor, start: int, stop: int,
+    partition: Callable[..., torch.Tensor] = log_partition,
+) -> torch.Tensor:
+    """The negative log-likelihood of the gold `tags` (batch, longest), summed over the batch (`partition`: the recursion)."""
     mask = padding_mask(lengths, scores.size(1), scores.device)
-    return (_log_partition(scores, mask, transitions, start, stop) - _gold_score(scores, tags, mask, transitions, start, stop)).sum()
+    return (partition(scores, mask, transitions, start, stop) - _gold_score(scores, tags, mask, transitions, start, stop)).sum()
 
 
 def crf_decode(scores: torch.Tensor, lengths: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> tuple[torch.Tensor, torch.Tensor]:
