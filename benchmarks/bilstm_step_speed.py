@@ -7,11 +7,12 @@ the recipe's char-LM pair + fastText dim 300) before the LSTM, padding included;
 (BiLSTM) or to the tokens under the padding mask (no RNN), after the dropouts, which still draw their
 masks over the padded batch, so the random numbers and the values at the real tokens stay the same.
 (`map` and `map-crf` have no reprojection.) Timed per batch: the loss forward and backward of `bilstm-crf`, on random embeddings
-shaped like Sturm batches (lengths from Sturm's train split with --corpora-dir or $FLAIRSUITE_CORPORA,
-else 5-60). Checks that both give the same loss in training mode (same seed, same dropout masks);
+shaped like batches of --corpus (Sturm by default; lengths from its train split with --corpora-dir or
+$FLAIRSUITE_CORPORA, else 5-60). Checks that both give the same loss in training mode (same seed, same dropout masks);
 exits with 1 where the suite's path is the slower. The bfloat16 column runs the suite's path under
 `flairsuite.training.autocast` (the LSTM and the linear maps in bfloat16: oneDNN with AMX where the CPU has
-it); its loss differs from float32 by rounding, shown beside. Run by hand:
+it); its loss differs from float32 by rounding, shown beside. The last row is the bfloat16 step with the
+CRF's former forward recursion (`log_partition_cube`). Run by hand:
 
     python benchmarks/bilstm_step_speed.py --quick
     FLAIRSUITE_CORPORA=/path/to/corpora python benchmarks/bilstm_step_speed.py --threads 1
