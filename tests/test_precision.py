@@ -88,7 +88,7 @@ def test_auto_precision_follows_the_devices_bfloat16_support(monkeypatch):
 # prints the growth of the resident memory from the 5th length on (MB).
 RAMP = """
 import sys, torch
-from flairsuite.charlm.allocator import bound_primitive_cache
+from flairsuite.allocator import bound_primitive_cache
 if sys.argv[1] == "bounded":
     bound_primitive_cache()
 torch.set_num_threads(1)

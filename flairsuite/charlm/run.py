@@ -11,8 +11,8 @@ from typing import Any, Optional
 import torch
 from flair.models import LanguageModel
 
+from flairsuite.allocator import bound_primitive_cache, keep_freed_memory
 from flairsuite.atomic import atomic_file, write_json
-from flairsuite.charlm.allocator import bound_primitive_cache, keep_freed_memory
 from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate, evaluation_batches
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError

@@ -27,6 +27,7 @@ from flair.embeddings import StackedEmbeddings, TokenEmbeddings
 from tqdm import tqdm
 
 import flairsuite
+from flairsuite.allocator import bound_primitive_cache
 from flairsuite.atomic import atomic_file, write_json, write_text
 from flairsuite.corpora.tasks import task
 from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
@@ -320,7 +321,9 @@ def run_experiment(
 
     Processes can share one experiment through `patterns` (e.g. one per core); a run another process
     is training is skipped, one it finished meanwhile too. `cache`: the embedding cache folder.
+    oneDNN's primitive cache is bounded first (allocator.py: each batch length is a new shape).
     """
+    bound_primitive_cache()
     plan = plan_experiment(path, home, force, echo, patterns)
     data = GridData(home, corpora_root, cache=cache)
     started, trained = time.perf_counter(), 0

@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 
 from tqdm import tqdm
 
+from flairsuite.allocator import bound_primitive_cache
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice, Run
 from flairsuite.tagging.cache import frozen
@@ -92,8 +93,10 @@ def reachable(address: str, seconds: float = 5.0) -> None:
 
 
 def _threads(cpus: int) -> None:
+    """A worker's torch threads, and oneDNN's cache bounded (allocator.py) before its first primitive."""
     import torch
 
+    bound_primitive_cache()
     torch.set_num_threads(max(1, int(cpus)))
 
 

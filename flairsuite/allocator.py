@@ -1,4 +1,4 @@
-"""Memory settings for LM training: glibc keeps freed memory; oneDNN's cache of primitives is bounded.
+"""Memory settings for long trainings: glibc keeps freed memory (LM training); oneDNN's cache of primitives is bounded (LMs and taggers).
 
 Every training step allocates and frees the same large activation buffers; glibc's defaults
 serve them with fresh mmap()s and trim the heap, so the process spends much of its time in page
@@ -10,6 +10,9 @@ oneDNN (torch's CPU kernels, the bfloat16 LSTM among them) caches a primitive, w
 weights and workspace, per input shape, up to 1,024 of them. The window ramp feeds 226 window lengths:
 a hidden-1024 LM in bfloat16 grew to 8.6 GB RSS (and was killed for memory beside a second one); with
 8 cached primitives it stays flat, and the ramp loses nothing (each length is used for a few steps only).
+A BiLSTM tagger in bfloat16 meets the same: each batch's longest sentence is a new shape (LER's train
+sentences run to 644 tokens); a bidirectional LSTM of 256 over 1,324 inputs fed 100 lengths between 20 and
+416 grew by 853 MB with the default cache and by 443 MB with 8, in the same time (128 s).
 """
 
 import ctypes
@@ -21,12 +24,12 @@ M_TOP_PAD = -2
 M_MMAP_MAX = -4
 SETTINGS = {M_MMAP_MAX: 0, M_TRIM_THRESHOLD: 2**31 - 1, M_TOP_PAD: 1 << 30}
 ONEDNN_CACHE = "ONEDNN_PRIMITIVE_CACHE_CAPACITY"  # read by oneDNN when it makes its first primitive
-LM_ONEDNN_CACHE = 8
+PRIMITIVE_CACHE = 8
 
 
 def bound_primitive_cache() -> None:
-    """oneDNN keeps at most LM_ONEDNN_CACHE primitives, unless the environment sets it; call before the first forward pass."""
-    os.environ.setdefault(ONEDNN_CACHE, str(LM_ONEDNN_CACHE))
+    """oneDNN keeps at most PRIMITIVE_CACHE primitives, unless the environment sets it; call before the first forward pass."""
+    os.environ.setdefault(ONEDNN_CACHE, str(PRIMITIVE_CACHE))
 
 
 def keep_freed_memory() -> bool:
