@@ -125,6 +125,24 @@ def test_corpus_training_overrides_are_footnoted(table3):
     )
 
 
+def test_runs_on_different_embedding_files_are_footnoted(tmp_path):
+    """Runs of one table that read different bytes under one spec (vectors trained on another machine) say so, with counts."""
+    old, new = "ab6fba" + "0" * 58, "e266ce" + "1" * 58
+    for seed in (1, 2):
+        write_run(tmp_path, metrics(seed=seed, artifact_digests={"fasttext:de": old, "charlm:de-forward": "c" * 64}))
+    output = run("results", str(tmp_path)).output
+    assert "†" not in output
+    write_run(tmp_path, metrics(seed=3, artifact_digests={"fasttext:de": new, "charlm:de-forward": "c" * 64}))
+    write_run(tmp_path, metrics(seed=4))  # recorded no digests: not counted
+    lines = run("results", str(tmp_path)).output.rstrip("\n").splitlines()
+    assert lines[-1] == "† fasttext:de: 2 files (SHA-256) across the runs: ab6fba… 2 runs, e266ce… 1 run"
+    # a run recorded under the vectors' former name (before a renaming) counts with the same stack member
+    write_run(tmp_path, metrics(seed=5, artifact_digests={"fasttext:de-old": "c64877" + "2" * 58, "charlm:de-forward": "c" * 64}))
+    lines = run("results", str(tmp_path)).output.rstrip("\n").splitlines()
+    assert lines[-1] == "† fasttext:de: 3 files (SHA-256) across the runs: ab6fba… 2 runs, c64877… 1 run, e266ce… 1 run"
+    assert not any("charlm" in line for line in lines if line.startswith("†"))
+
+
 def test_no_footnote_without_subsample(tmp_path):
     write_run(tmp_path, metrics())
     assert "†" not in run("results", str(tmp_path)).output

@@ -211,6 +211,7 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
             row.update({f"{split}_{score}": value for score, value in split_scores(row["task"], m[split]).items()})
         row.update({f"flair_{split}_f1": m["flair_f1"][split] if "flair_f1" in m else float("nan") for split in SCORED_SPLITS})
         row["artifact_summaries"] = m.get("artifact_summaries") or {}
+        row["artifact_digests"] = m.get("artifact_digests") or {}
         memory = m.get("memory") or {}
         row.update(epochs=m["epochs"], seconds=m["seconds"], peak_rss_anon_mb=memory.get("peak_rss_anon_mb"), peak_rss_mb=memory.get("peak_rss_mb"),
                    path=str(run.path))

@@ -14,7 +14,7 @@ import pandas as pd
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.results import references
-from flairsuite.results.tables import STYLES, comparison_cells, comparison_table, render, subsample_notes
+from flairsuite.results.tables import STYLES, comparison_cells, comparison_table, render, table_notes
 
 COLUMNS = {("arendt", ""): "H. Arendt", ("sturm", ""): "Sturm", ("ler", "coarse"): "LER CG", ("ler", "fine"): "LER FG"}
 PAPER_METHOD = {"map": "DFT", "cse": "CSE", "map-crf": "LCRF", "lcrf-ner": "LCRFNER"}
@@ -56,6 +56,6 @@ def table8(runs: pd.DataFrame, fmt: str = "md") -> str:
         for task in tasks:
             cells.loc[key, f"paper {task}"] = f"{paper[task]:.2f}" if paper else ""
         cells.loc[key, "paper Average"] = f"{sum(paper[t] for t in tasks) / len(tasks):.2f}" if paper else ""
-    notes = subsample_notes(runs)
+    notes = table_notes(runs)
     title = f"{runs['experiment'].iloc[0]}: test E-F1 (%) in the layout of Zöllner et al. 2021, Table 8 (paper: fine-tuned BERT)"
     return render(title, cells, notes, fmt)

@@ -15,6 +15,7 @@ column's header (`ud-en-ewt [accuracy]`) and in its title; `f1`, `precision`, `r
 
 import csv
 import io
+from collections import Counter
 from typing import Callable, NamedTuple
 
 import pandas as pd
@@ -121,6 +122,33 @@ def subsample_notes(runs: pd.DataFrame) -> dict[str, str]:
     return notes
 
 
+def file_notes(runs: pd.DataFrame) -> dict[str, str]:
+    """Embedding spec -> footnote, for the specs whose runs in this table read more than one file (`artifact_digests`):
+    e.g. fastText vectors trained by the same command on machines whose floats differ. A stack member is known by
+    its stack and place, so runs recorded under a spec's former name (tag --force's renaming) count with it, under
+    the name most runs give it. Runs from before digests were recorded are not counted."""
+    places: dict[tuple[str, int], tuple[Counter, Counter]] = {}  # (stack, place) -> (spec names, digests)
+    for stack, digests in zip(runs["embeddings"], runs.get("artifact_digests", pd.Series([None] * len(runs)))):
+        for place, (spec, digest) in enumerate((digests or {}).items()):
+            names, files = places.setdefault((stack, place), (Counter(), Counter()))
+            names[spec] += 1
+            files[digest] += 1
+    by_name: dict[str, Counter] = {}
+    for names, files in places.values():
+        by_name.setdefault(names.most_common(1)[0][0], Counter()).update(files)
+    return {
+        spec: f"{len(files)} files (SHA-256) across the runs: "
+        + ", ".join(f"{digest[:6]}… {n} run{'s' * (n > 1)}" for digest, n in sorted(files.items(), key=lambda item: (-item[1], item[0])))
+        for spec, files in sorted(by_name.items())
+        if len(files) > 1
+    }
+
+
+def table_notes(runs: pd.DataFrame) -> dict[str, str]:
+    """The footnotes of a table of `runs`: per corpus (`subsample_notes`), then per embedding file (`file_notes`)."""
+    return {**subsample_notes(runs), **file_notes(runs)}
+
+
 def mark_best(cells: pd.DataFrame, means: pd.DataFrame, style: Style) -> pd.DataFrame:
     """Bold (md, LaTeX) or star (CSV) the cells of the highest mean, as shown, per column."""
     shown = means.round(2)
@@ -207,7 +235,7 @@ def report(
     sections = []
     for experiment, group in runs.groupby("experiment", sort=True):
         labeled = labeled_by_metric(group, metric)
-        notes = subsample_notes(labeled)
+        notes = table_notes(labeled)
         table = comparison_table(labeled, metric, split)
         title = f"{experiment}: {split} {metric_title(group, metric)} (%), mean ± std over seeds (n)"
         sections.append(render(title, comparison_cells(table, style), notes, fmt))
