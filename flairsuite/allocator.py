@@ -11,8 +11,8 @@ weights and workspace, per input shape, up to 1,024 of them. The window ramp fee
 a hidden-1024 LM in bfloat16 grew to 8.6 GB RSS (and was killed for memory beside a second one); with
 8 cached primitives it stays flat, and the ramp loses nothing (each length is used for a few steps only).
 A BiLSTM tagger in bfloat16 meets the same: each batch's longest sentence is a new shape (LER's train
-sentences run to 644 tokens); a bidirectional LSTM of 256 over 1,324 inputs fed 100 lengths between 20 and
-416 grew by 853 MB with the default cache and by 443 MB with 8, in the same time (128 s).
+sentences run to 644 tokens); the recipe's BiLSTM fed 100 lengths between 20 and 416 grew RssAnon by
+669 MB with the default cache and by 368 MB with 8, in the same time (benchmarks/tagging_memory.py).
 """
 
 import ctypes

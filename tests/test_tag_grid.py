@@ -557,10 +557,9 @@ def test_tag_dictionary_holds_the_types_after_the_tag_map() -> None:
 @pytest.mark.parametrize("own", [None, "64"])
 def test_tagging_bounds_onednns_primitive_cache_unless_the_user_set_it(grid, corpora, tmp_path, monkeypatch, own):
     """Every batch length is a new oneDNN shape (allocator.py): `tag` bounds the cache before any work, a user's value stays."""
+    monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", own or "")  # recorded, so that teardown restores the session's value
     if own is None:
-        monkeypatch.delenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", raising=False)
-    else:
-        monkeypatch.setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", own)
+        monkeypatch.delenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY")
     lines = ["name: bounded", "corpora: [sturm]", "embeddings:", "  fwd: [charlm:de-forward]",
              "taggers: [map]", "seeds: [1]", "train: {max_epochs: 1, mini_batch_size: 4}"]
     result = tag(grid[0], corpora, write_file(tmp_path / "bounded.yaml", "\n".join(lines) + "\n"))

@@ -128,7 +128,7 @@ def file_notes(runs: pd.DataFrame) -> dict[str, str]:
     its stack and place, so runs recorded under a spec's former name (tag --force's renaming) count with it, under
     the name most runs give it. Runs from before digests were recorded are not counted."""
     places: dict[tuple[str, int], tuple[Counter, Counter]] = {}  # (stack, place) -> (spec names, digests)
-    for stack, digests in zip(runs["embeddings"], runs.get("artifact_digests", pd.Series([None] * len(runs)))):
+    for stack, digests in zip(runs["embeddings"], runs["artifact_digests"]):
         for place, (spec, digest) in enumerate((digests or {}).items()):
             names, files = places.setdefault((stack, place), (Counter(), Counter()))
             names[spec] += 1

@@ -92,7 +92,7 @@ def reachable(address: str, seconds: float = 5.0) -> None:
         raise FlairsuiteError(f"--ray {address}: cannot start or join Ray (no answer at {host}:{port}: {err.strerror or err})") from None
 
 
-def _threads(cpus: int) -> None:
+def _prepare_worker(cpus: int) -> None:
     """A worker's torch threads, and oneDNN's cache bounded (allocator.py) before its first primitive."""
     import torch
 
@@ -102,7 +102,7 @@ def _threads(cpus: int) -> None:
 
 def embed_task(home: str, corpora_root: str, cache: Optional[str], corpus: CorpusChoice, spec: str, split: str, cpus: int) -> bool:
     """Compute (or find) the cached vectors of one split under one spec; whether they were computed now."""
-    _threads(cpus)
+    _prepare_worker(cpus)
     data = GridData(Path(home), Path(corpora_root), cache=Path(cache) if cache else None)
     data.array(corpus, spec, split)
     return data.computed > 0
@@ -110,7 +110,7 @@ def embed_task(home: str, corpora_root: str, cache: Optional[str], corpus: Corpu
 
 def run_task(home: str, corpora_root: str, cache: Optional[str], run: Run, run_digest: str, out: str, digests: dict[str, str], cpus: int) -> list[str]:
     """Train one run into its folder below `out` (resuming its checkpoint after a retry); its report lines."""
-    _threads(cpus)
+    _prepare_worker(cpus)
     data = GridData(Path(home), Path(corpora_root), cache=Path(cache) if cache else None)
     saved = checkpoint_epoch(Path(out) / run.run_id / CHECKPOINT_FILE, run_digest)
     lines = train_and_record(run, run_digest, data, Path(out), digests)
