@@ -84,7 +84,9 @@ def flair_child(args: argparse.Namespace, home: Path) -> dict:
 
     torch.set_num_threads(args.threads)
     splits = load_labeled(args.corpus, {}, args.subsample, corpora_dir())
-    corpus = Corpus(splits["train"].sentences, splits["dev"].sentences, splits["test"].sentences, name=args.corpus)
+    spec = CorpusChoice(args.corpus, {}).spec()
+    sentences = {name: split.labeled_sentences(spec) for name, split in splits.items()}
+    corpus = Corpus(sentences["train"], sentences["dev"], sentences["test"], name=args.corpus)
     flair.set_seed(args.seed)
     spec = f"bert:{args.bert}"
     embedding = stack([spec], REPO)
@@ -96,8 +98,8 @@ def flair_child(args: argparse.Namespace, home: Path) -> dict:
             base, learning_rate=5e-5, mini_batch_size=16, max_epochs=args.epochs, warmup_fraction=0.1,
             save_final_model=False, create_file_logs=False, create_loss_file=False,
         )
-    dev = strict_scores(splits["dev"].tags, raw_tags(model, splits["dev"].sentences))
-    raw_tags(model, splits["test"].sentences)  # the suite's run decodes test too
+    dev = strict_scores(splits["dev"].tags, raw_tags(model, sentences["dev"]))
+    raw_tags(model, sentences["test"])  # the suite's run decodes test too
     seconds = time.perf_counter() - started
     return {"epochs": args.epochs, "run_seconds": seconds, "process_seconds": seconds, "dev_f1": dev["f1"]}
 

@@ -1,25 +1,25 @@
-"""Where a tagging run's anonymous memory (RssAnon) goes: oneDNN's primitive cache, and the corpus as Flair sentences.
+"""Where a tagging run's anonymous memory (RssAnon) goes: oneDNN's primitive cache, and the corpus it holds.
 
 1. A bidirectional LSTM of the recipe's BiLSTM-CRF (256 a direction over the 1,324-wide stack) trains under bfloat16
    autocast on packed batches of 32 whose longest sentence grows by 4 tokens a batch (20 to 416): each length is a
    new oneDNN shape. Run in two fresh processes, oneDNN's default cache against the bound `flairsuite tag` sets
    (flairsuite/allocator.py); prints the growth of RssAnon from the 6th batch on and the seconds.
-2. The registry corpus `--corpus` (default LER coarse) loaded as the runner holds it (`load_labeled`: Flair sentences
-   with gold tags): RssAnon before and after, per token.
+2. The registry corpus `--corpus` (default LER coarse) loaded as the runner holds it (`load_labeled`: token texts,
+   spacing and tags, `flairsuite/tagging/data.py`) against the labeled Flair sentences it held before (`to_flair`),
+   each in a fresh process: RssAnon before and after, per token, and the ratio.
 
     FLAIRSUITE_CORPORA=../shared/corpora python benchmarks/tagging_memory.py --threads 1
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
-import time
 
 from common import run_main
 
 from flairsuite.allocator import ONEDNN_CACHE, PRIMITIVE_CACHE
-from flairsuite.memory import current_mb
 from flairsuite.paths import corpora_dir
 
 GROWTH = """
@@ -53,17 +53,38 @@ def primitive_cache_growth(threads: int) -> None:
         print(f"  {label:<14} RssAnon +{growth:,.0f} MB  {seconds:.0f} s")
 
 
-def corpus_footprint(name: str, options: dict[str, str]) -> None:
-    """Part 2: RssAnon of the corpus held as the runner's Flair sentences."""
-    from flairsuite.tagging.data import load_labeled
-
-    before = current_mb()["RssAnon"]
-    started = time.perf_counter()
-    splits = load_labeled(name, options, None, corpora_dir(None))
-    grown = current_mb()["RssAnon"] - before
+FOOTPRINT = """
+import json, sys, time
+from pathlib import Path
+from flairsuite.corpora.labeled import read_splits
+from flairsuite.corpora.loading import to_flair
+from flairsuite.corpora.registry import dataset
+from flairsuite.memory import current_mb
+from flairsuite.tagging.data import load_labeled
+name, options, root, held_as = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
+before = current_mb()["RssAnon"]
+started = time.perf_counter()
+if held_as == "compact":
+    splits = load_labeled(name, options, None, root)
     tokens = sum(split.tokens for split in splits.values())
-    print(f"{name} {options or ''} as Flair sentences (train, dev, test: {tokens:,} tokens): RssAnon {before:,.0f} -> "
-          f"{before + grown:,.0f} MB (+{grown:,.0f} MB, {grown * 2**20 / tokens:,.0f} bytes a token), {time.perf_counter() - started:.0f} s")
+else:
+    spec = dataset(name, **options)
+    splits = {split: [to_flair(s, spec) for s in data.sentences] for split, data in read_splits(spec, root).items()}
+    tokens = sum(len(s) for sentences in splits.values() for s in sentences)
+print(before, current_mb()["RssAnon"], tokens, time.perf_counter() - started)
+"""
+
+
+def corpus_footprint(name: str, options: dict[str, str]) -> None:
+    """Part 2: RssAnon of the corpus as the runner holds it, against labeled Flair sentences (each in a fresh process)."""
+    grown = {}
+    for held_as, label in (("flair", "labeled Flair sentences"), ("compact", "runner (texts, spacing, tags)")):
+        command = [sys.executable, "-c", FOOTPRINT, name, json.dumps(options), str(corpora_dir(None)), held_as]
+        before, after, tokens, seconds = (float(v) for v in subprocess.run(command, capture_output=True, text=True, check=True).stdout.split()[-4:])
+        grown[held_as] = after - before
+        print(f"{name} {options or ''} as {label} ({tokens:,.0f} tokens in train, dev, test): RssAnon {before:,.0f} -> "
+              f"{after:,.0f} MB (+{grown[held_as]:,.0f} MB, {grown[held_as] * 2**20 / tokens:,.0f} bytes a token), {seconds:.0f} s")
+    print(f"  the runner holds the corpus in {grown['flair'] / max(grown['compact'], 1):.1f}x less anonymous memory")
 
 
 def main() -> int:
@@ -72,10 +93,13 @@ def main() -> int:
     parser.add_argument("--corpus", default="ler", help="registry corpus of part 2 (default: ler)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="its options (default for ler: granularity=coarse)")
+    parser.add_argument("--part", choices=("all", "cache", "corpus"), default="all", help="run part 1, part 2 or both (default)")
     args = parser.parse_args()
     options = dict(option.split("=", 1) for option in args.option) or ({"granularity": "coarse"} if args.corpus == "ler" else {})
-    primitive_cache_growth(args.threads)
-    corpus_footprint(args.corpus, options)
+    if args.part in ("all", "cache"):
+        primitive_cache_growth(args.threads)
+    if args.part in ("all", "corpus"):
+        corpus_footprint(args.corpus, options)
     return 0
 
 

@@ -63,7 +63,8 @@ def train_one(run, out: Path, root: Path, corpora: Path) -> dict:
     """Train `run` with Flair's ModelTrainer; its metrics in the collector's schema."""
     settings = run.train_settings
     splits = load_labeled(run.corpus.name, run.corpus.options, run.corpus.subsample, corpora)
-    corpus = Corpus(splits["train"].sentences, splits["dev"].sentences, splits["test"].sentences, name=run.corpus.key)
+    sentences = {name: split.labeled_sentences(run.corpus.spec()) for name, split in splits.items()}
+    corpus = Corpus(sentences["train"], sentences["dev"], sentences["test"], name=run.corpus.key)
     flair.set_seed(run.seed)
     model = build_tagger(run.tagger, stack(list(run.embedding_specs), root), tag_dictionary(run.corpus), LABEL_TYPE)
     started = time.perf_counter()
@@ -89,7 +90,7 @@ def train_one(run, out: Path, root: Path, corpora: Path) -> dict:
     seconds = time.perf_counter() - started
     history = [{"epoch": i + 1, "dev_f1": score} for i, score in enumerate(result.get("dev_score_history", []))]
     gold = {name: splits[name].tags for name in ("dev", "test")}
-    predicted = {name: raw_tags(model, splits[name].sentences) for name in ("dev", "test")}
+    predicted = {name: raw_tags(model, sentences[name]) for name in ("dev", "test")}
     record = {key: value for key, value in run_record(run).items() if key not in ("corpus_options", "subsample", "entity_fix")}
     return {
         **record,

@@ -41,7 +41,7 @@ from typing import Any, Iterator, Optional
 import flair
 import numpy as np
 import torch
-from flair.data import Corpus
+from flair.data import Corpus, Sentence
 from flair.samplers import FlairSampler
 from flair.trainers import ModelTrainer
 from flair.trainers.plugins import TrainerPlugin
@@ -155,12 +155,13 @@ class LockstepTraining(TaggerTraining):
         self.states.append(trained_state(self.model))
 
 
-def embed_once(model: torch.nn.Module, splits: dict[str, LabeledSplit]) -> dict[str, SplitFeatures]:
-    """Embed every sentence with the model's stack (vectors stay on the tokens) and gather them as float32 arrays."""
+def embed_once(model: torch.nn.Module, splits: dict[str, LabeledSplit], labeled: dict[str, list[Sentence]]) -> dict[str, SplitFeatures]:
+    """Embed every sentence of `labeled` (the splits' labeled Flair sentences) with the model's stack (vectors stay on the
+    tokens) and gather them as float32 arrays."""
     modules = embedding_modules(model.embeddings)
     features = {}
     for name, split in splits.items():
-        sentences = split.sentences
+        sentences = labeled[name]
         with torch.no_grad():
             for start in tqdm(range(0, len(sentences), EMBED_BATCH), desc=f"embed {name}", unit="batch", leave=False):
                 model.embeddings.embed(sentences[start : start + EMBED_BATCH])
@@ -197,11 +198,12 @@ def lockstep(run: Any, epochs: int, float16: bool = False, corpora: Optional[str
     flair.set_seed(run.seed)
     theirs = build_tagger(run.tagger, stack(list(run.embedding_specs), home()), tag_dictionary(run.corpus), LABEL_TYPE)
     ours = copy.deepcopy(theirs)
-    features = embed_once(theirs, splits)
+    labeled = {name: split.labeled_sentences(run.corpus.spec()) for name, split in splits.items()}
+    features = embed_once(theirs, splits, labeled)
     orders = epoch_orders(features["train"].lengths, settings.mini_batch_size, epochs, run.seed)
 
     plugin = LockstepPlugin(run.seed, features["dev"])
-    corpus = Corpus(splits["train"].sentences, splits["dev"].sentences, splits["test"].sentences, name=run.corpus.key)
+    corpus = Corpus(labeled["train"], labeled["dev"], labeled["test"], name=run.corpus.key)
     with tempfile.TemporaryDirectory(prefix="lockstep-") as base:
         ModelTrainer(theirs, corpus).train(
             base, learning_rate=settings.learning_rate, mini_batch_size=settings.mini_batch_size, max_epochs=epochs,

@@ -16,11 +16,13 @@ from flair.data import Sentence
 from flair.embeddings import CharacterEmbeddings, FlairEmbeddings, StackedEmbeddings, TokenEmbeddings, WordEmbeddings
 
 from flairsuite import embeddings
+from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.embeddings import EmbeddingKind, artifact_digest, artifact_path, kinds, resolve, stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.inference.embed import stack_featurizers
 from flairsuite.paths import embeddings_cache_dir, wordvectors_dir
 from flairsuite.tagging import cache
+from flairsuite.tagging.data import LabeledSplit
 
 
 @pytest.fixture(scope="module")
@@ -188,7 +190,8 @@ def test_a_new_kind_is_one_table_entry(toy_home):
 
 def test_a_new_kind_is_cached(toy_home):
     home = toy_home
-    sentences = [Sentence("Am Montag kam Walden".split()), Sentence("nach Berlin".split())]
+    sentences = LabeledSplit.of([TaggedSentence("Am Montag kam Walden".split(), ["O"] * 4, [], [True] * 4),
+                                 TaggedSentence("nach Berlin".split(), ["O", "B-LOC"], [], [True, False])])
     vectors, computed = cache.cached_vectors("toy:mini", sentences, home, "toy")
     target = cache.cache_path("toy:mini", sentences, home)
     assert computed and target.parent == embeddings_cache_dir(home) / "toy-mini"

@@ -242,8 +242,8 @@ def test_dev_fraction_is_a_fixed_seeded_share_of_train_taken_before_subsample(tm
     assert first["dev"].source == "train.tsv (25% sample, seed 1)"
     # the subsample is taken from what dev left: dev stays the same, train shrinks
     subsampled = labeled_splits(spec, 0.4, tmp_path)
-    assert [s.tokens[0].text for s in subsampled["dev"].sentences] == words["dev"]
-    assert len(subsampled["train"].sentences) == 6 and {s.tokens[0].text for s in subsampled["train"].sentences} <= set(words["train"])
+    assert [texts[0] for texts in subsampled["dev"].texts] == words["dev"]
+    assert len(subsampled["train"]) == 6 and {texts[0] for texts in subsampled["train"].texts} <= set(words["train"])
     assert list(read_splits(spec, root, ["dev"])) == ["dev"]
 
 

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 import torch
-from flair.data import Dictionary, Sentence
+from flair.data import Dictionary
 from flair.embeddings import CharacterEmbeddings
 
 from flairsuite.errors import FlairsuiteError
@@ -34,8 +34,8 @@ def split(sentences: int, seed: int, width: int) -> SplitFeatures:
         sentence[start : start + 2] = ["B-PER", "I-PER"]
         tags.append(sentence)
         rows += [directions[TAGS.index(tag)] + rng.normal(size=width) for tag in sentence]
-    flair_sentences = [Sentence(["w"] * len(t)) for t in tags]
-    return SplitFeatures(LabeledSplit(flair_sentences, tags), [np.asarray(rows, dtype=np.float16)])
+    labeled = LabeledSplit([("w",) * len(t) for t in tags], [bytes([1] * len(t)) for t in tags], tags)
+    return SplitFeatures(labeled, [np.asarray(rows, dtype=np.float16)])
 
 
 def test_bfloat16_training_runs_the_lstm_in_bfloat16_and_learns(tmp_path):

@@ -432,7 +432,7 @@ def test_runs_whose_embedding_files_only_moved_are_kept(grid, corpora, tmp_path)
 def tiny_features(home: Path, corpora: Path) -> dict[str, SplitFeatures]:
     """Train, dev and test of the fake Sturm under both LMs, from the embedding cache."""
     splits = load_labeled("sturm", {}, None, corpora)
-    return {name: SplitFeatures(split, [cached_vectors(spec, split.sentences, home, name)[0] for spec in STACKS["both"]])
+    return {name: SplitFeatures(split, [cached_vectors(spec, split, home, name)[0] for spec in STACKS["both"]])
             for name, split in splits.items()}
 
 

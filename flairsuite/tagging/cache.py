@@ -19,7 +19,6 @@ from typing import Optional
 
 import numpy as np
 import torch
-from flair.data import Sentence
 from flair.embeddings import TokenEmbeddings
 from tqdm import tqdm
 
@@ -27,6 +26,7 @@ from flairsuite import embeddings
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.embeddings import artifact_digest, length_batches, parse, resolve, token_vectors
 from flairsuite.paths import embeddings_cache_dir
+from flairsuite.tagging.data import LabeledSplit
 
 CACHE_DTYPE = np.float16  # LM states lie in [-1, 1] and word vectors are small: half precision keeps ~3 digits
 EMBED_BATCH_CHARS = 20_000  # characters per batch handed to Flair's embed()
@@ -37,31 +37,31 @@ def frozen(spec: str, fine_tune: bool = False) -> bool:
     return embeddings.frozen(spec, fine_tune)
 
 
-def tokens_digest(sentences: list[Sentence]) -> str:
-    """sha256 of the tokens and the whitespace after them, sentence by sentence."""
+def tokens_digest(split: LabeledSplit) -> str:
+    """sha256 of the tokens and the whitespace after them (1 or 0, as Flair's `Token.whitespace_after`), sentence by sentence."""
     digest = hashlib.sha256()
-    for sentence in sentences:
-        tokens = [[token.text, token.whitespace_after] for token in sentence]
+    for texts, spaces in zip(split.texts, split.spaces):
+        tokens = [[text, space] for text, space in zip(texts, spaces)]
         digest.update(json.dumps(tokens, ensure_ascii=False).encode("utf-8") + b"\n")
     return digest.hexdigest()
 
 
-def cache_path(spec: str, sentences: list[Sentence], home: Path, cache: Optional[Path] = None) -> Path:
-    """Where the vectors of `sentences` under `spec` are (or will be) stored, below `cache` (default: the home's cache folder)."""
-    key = hashlib.sha256(f"{artifact_digest(spec, home)}:{tokens_digest(sentences)}".encode()).hexdigest()
+def cache_path(spec: str, split: LabeledSplit, home: Path, cache: Optional[Path] = None) -> Path:
+    """Where the vectors of `split` under `spec` are (or will be) stored, below `cache` (default: the home's cache folder)."""
+    key = hashlib.sha256(f"{artifact_digest(spec, home)}:{tokens_digest(split)}".encode()).hexdigest()
     kind, name = parse(spec)
     return (cache or embeddings_cache_dir(home)) / f"{kind}-{name}" / f"{key[:24]}.npy"
 
 
-def compute(embedding: TokenEmbeddings, sentences: list[Sentence], target: Path, desc: str) -> None:
-    """Embed `sentences` with `embedding` and write the token vectors to `target` atomically."""
-    offsets = np.concatenate([[0], np.cumsum([len(s) for s in sentences])])
+def compute(embedding: TokenEmbeddings, split: LabeledSplit, target: Path, desc: str) -> None:
+    """Embed `split` with `embedding` and write the token vectors to `target` atomically (Flair sentences built a batch at a time)."""
+    offsets = np.concatenate([[0], np.cumsum([len(texts) for texts in split.texts])])
     with atomic_file(target) as temp:
         array = np.lib.format.open_memmap(temp, mode="w+", dtype=CACHE_DTYPE, shape=(int(offsets[-1]), embedding.embedding_length))
-        chars = {i: len(sentence.to_tokenized_string()) + 1 for i, sentence in enumerate(sentences)}
+        chars = {i: sum(map(len, texts)) + len(texts) for i, texts in enumerate(split.texts)}  # the tokenized string and a newline
         with torch.no_grad(), tqdm(total=int(offsets[-1]), desc=desc, unit="tok", leave=False) as bar:
             for batch in length_batches(chars, EMBED_BATCH_CHARS):  # longest first
-                chosen = [sentences[i] for i in batch]
+                chosen = split.flair_sentences(batch)
                 vectors = token_vectors(embedding, chosen).cpu().numpy().astype(CACHE_DTYPE)
                 row = 0
                 for index, sentence in zip(batch, chosen):
@@ -70,13 +70,13 @@ def compute(embedding: TokenEmbeddings, sentences: list[Sentence], target: Path,
                 bar.update(row)
         array.flush()
         del array
-    write_json(target.with_suffix(".json"), {"sentences": len(sentences), "tokens": int(offsets[-1]), "dim": embedding.embedding_length})
+    write_json(target.with_suffix(".json"), {"sentences": len(split), "tokens": int(offsets[-1]), "dim": embedding.embedding_length})
 
 
-def cached_vectors(spec: str, sentences: list[Sentence], home: Path, desc: str, cache: Optional[Path] = None) -> tuple[np.ndarray, bool]:
-    """The read-only memory map of the vectors of `sentences` under `spec`, and whether it was computed now (`cache`: `cache_path`)."""
-    target = cache_path(spec, sentences, home, cache)
+def cached_vectors(spec: str, split: LabeledSplit, home: Path, desc: str, cache: Optional[Path] = None) -> tuple[np.ndarray, bool]:
+    """The read-only memory map of the vectors of `split` under `spec`, and whether it was computed now (`cache`: `cache_path`)."""
+    target = cache_path(spec, split, home, cache)
     computed = not target.is_file()
     if computed:
-        compute(resolve(spec, home), sentences, target, desc)
+        compute(resolve(spec, home), split, target, desc)
     return np.load(target, mmap_mode="r"), computed

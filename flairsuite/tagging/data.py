@@ -1,6 +1,12 @@
-"""The labeled sentences of one experiment corpus: Flair sentences, gold BIO tags, the fixed train subsample."""
+"""The labeled sentences of one experiment corpus, held compactly: token texts, spacing, gold tags; the fixed train subsample.
+
+Flair `Sentence` objects cost ~630 bytes a token (1.37 GB for LER's 2.18 M tokens, `benchmarks/tagging_memory.py`),
+yet a run trains from cached arrays and needs Flair sentences only for the batch a live embedding (`char`, a
+fine-tuned BERT) embeds and while a cache array is computed: `LabeledSplit.flair_sentences` builds them on demand.
+"""
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -9,6 +15,7 @@ from flair.data import Sentence
 
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.loading import to_flair
+from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, dataset
 from flairsuite.errors import FlairsuiteError
 
@@ -17,15 +24,52 @@ SUBSAMPLE_SEED = 1  # the train subsample is fixed: the same sentences for every
 
 @dataclass(frozen=True)
 class LabeledSplit:
-    """One split: Flair sentences (with `ner` span labels) and the gold BIO tags of each."""
+    """One split: each sentence's token texts, whether whitespace follows each token (a byte 0/1 a token) and gold tags
+    (BIO for NER). A word or tag that recurs is one string object, stored once."""
 
-    sentences: list[Sentence]
+    texts: list[tuple[str, ...]]
+    spaces: list[bytes]
     tags: list[list[str]]
+
+    @classmethod
+    def of(cls, sentences: Sequence[TaggedSentence]) -> "LabeledSplit":
+        """The split of the reader's sentences."""
+        strings: dict[str, str] = {}  # each distinct string's first object, for this split only
+        return cls(
+            [tuple(strings.setdefault(token, token) for token in s.tokens) for s in sentences],
+            [bytes(1 if space else 0 for space in s.whitespace_after) for s in sentences],
+            [[strings.setdefault(tag, tag) for tag in s.tags] for s in sentences],
+        )
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __add__(self, other: "LabeledSplit") -> "LabeledSplit":
+        return LabeledSplit(self.texts + other.texts, self.spaces + other.spaces, self.tags + other.tags)
 
     @property
     def tokens(self) -> int:
         """Number of tokens."""
         return sum(len(tags) for tags in self.tags)
+
+    def tagged(self, index: int) -> TaggedSentence:
+        """Sentence `index` as the reader gave it (without line numbers)."""
+        return TaggedSentence(list(self.texts[index]), list(self.tags[index]), [], [bool(b) for b in self.spaces[index]])
+
+    def flair_sentences(self, indices: Optional[Sequence[int]] = None) -> list[Sentence]:
+        """Unlabeled Flair sentences `indices` (default: all): the tokens and spacing that embeddings read."""
+        chosen = range(len(self)) if indices is None else indices
+        sentences = []
+        for i in chosen:
+            sentence = Sentence(list(self.texts[i]))
+            for token, space in zip(sentence.tokens, self.spaces[i]):
+                token.whitespace_after = space
+            sentences.append(sentence)
+        return sentences
+
+    def labeled_sentences(self, spec: DatasetSpec) -> list[Sentence]:
+        """All sentences as Flair sentences carrying the gold labels (`to_flair`), for Flair's own trainer and evaluation."""
+        return [to_flair(self.tagged(i), spec) for i in range(len(self))]
 
 
 def subsample_note(fraction: Optional[float]) -> Optional[str]:
@@ -58,5 +102,5 @@ def labeled_splits(spec: DatasetSpec, fraction: Optional[float], root: Path) -> 
         sentences = data[split].sentences
         if split == "train" and fraction is not None:
             sentences = [sentences[i] for i in subsample(len(sentences), fraction)]
-        splits[split] = LabeledSplit([to_flair(s, spec) for s in sentences], [list(s.tags) for s in sentences])
+        splits[split] = LabeledSplit.of(sentences)
     return splits

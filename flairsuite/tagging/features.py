@@ -54,7 +54,7 @@ class SplitFeatures:
             if isinstance(part, np.ndarray):
                 pieces.append(torch.from_numpy(np.asarray(part[rows], dtype=np.float32)).to(flair.device))
                 continue
-            pieces.append(token_vectors(part, [self.split.sentences[i] for i in order]))
+            pieces.append(token_vectors(part, self.split.flair_sentences(order)))
         return torch.cat(pieces, dim=1) if len(pieces) > 1 else pieces[0]
 
     def batch(self, indices: list[int]) -> Batch:

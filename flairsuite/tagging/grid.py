@@ -71,7 +71,7 @@ class GridData:
         if corpus.key not in self.corpora:
             splits = labeled_splits(corpus.spec(), corpus.subsample, self.corpora_root)
             train, dev = splits["train"], splits["dev"]
-            splits[TRAIN_WITH_DEV] = LabeledSplit(train.sentences + dev.sentences, train.tags + dev.tags)
+            splits[TRAIN_WITH_DEV] = train + dev
             self.corpora[corpus.key] = splits
         return self.corpora[corpus.key]
 
@@ -79,8 +79,7 @@ class GridData:
         """The cached vectors of `spec` on one split of `corpus` (computed once, ever)."""
         key = (corpus.key, spec, split)
         if key not in self.arrays:
-            sentences = self.splits(corpus)[split].sentences
-            self.arrays[key], computed = cached_vectors(spec, sentences, self.home, f"embed {corpus.key} {split} {spec}", self.cache)
+            self.arrays[key], computed = cached_vectors(spec, self.splits(corpus)[split], self.home, f"embed {corpus.key} {split} {spec}", self.cache)
             self.computed += computed
         return self.arrays[key]
 
@@ -116,8 +115,8 @@ def label_type(corpus: CorpusChoice) -> str:
 def write_predictions(target: Path, split: LabeledSplit, predicted: list[list[str]]) -> None:
     """token TAB gold TAB raw predicted tag, a blank line after each sentence."""
     lines = []
-    for sentence, gold, tags in zip(split.sentences, split.tags, predicted):
-        lines += [f"{token.text}\t{g}\t{p}" for token, g, p in zip(sentence, gold, tags)] + [""]
+    for texts, gold, tags in zip(split.texts, split.tags, predicted):
+        lines += [f"{text}\t{g}\t{p}" for text, g, p in zip(texts, gold, tags)] + [""]
     write_text(target, "\n".join(lines))
 
 
