@@ -13,6 +13,7 @@ from flair.embeddings import CharacterEmbeddings
 from flair.models import SequenceTagger
 
 from flairsuite.errors import FlairsuiteError
+from flairsuite.models.crf import emissions, padding_mask
 from flairsuite.models.lcrf import IMPOSSIBLE, LCRFNERTagger, forbidden_transitions
 from flairsuite.models.protocol import features_decode, features_loss
 from flairsuite.models.registry import build_tagger
@@ -170,6 +171,27 @@ def test_training_loss_equals_flairs_with_dropout(embeddings: CharacterEmbedding
     assert torch.allclose(our_grad, tagger.embedding2nn.weight.grad, rtol=1e-4, atol=1e-6)
     flair.set_seed(6)
     assert not torch.allclose(features_loss(tagger, tensor, LENGTHS, gold), ours)  # the dropouts were on
+
+
+@pytest.mark.parametrize("name", ["map-crf", "map"])
+def test_linear_heads_score_only_the_real_tokens_with_flairs_loss_and_gradient(embeddings: CharacterEmbeddings, name: str) -> None:
+    """Without an RNN the tag map runs on the real tokens only (most rows of a padded batch are padding): the padding
+    scores zero, and the loss and the weights' gradient are those of Flair's forward over the padded batch."""
+    tagger = build_tagger(name, embeddings, span_types("PER", "LOC"), "ner").train()
+    assert not tagger.use_rnn and LENGTHS.min() < LENGTHS.max()
+    tensor, gold = batch(tagger)
+    scores = emissions(tagger, tensor, LENGTHS)
+    assert not scores[~padding_mask(LENGTHS, tensor.size(1), tensor.device)].any()
+    flair.set_seed(5)  # the same dropout masks both ways
+    ours = features_loss(tagger, tensor, LENGTHS, gold)
+    ours.backward()
+    our_grad = tagger.linear.weight.grad.clone()
+    tagger.zero_grad()
+    flair.set_seed(5)
+    theirs = tagger._calculate_loss(tagger.forward(tensor, LENGTHS), gold_ids(tagger, gold))[0]
+    theirs.backward()
+    assert torch.allclose(ours, theirs, rtol=1e-5)
+    assert torch.allclose(our_grad, tagger.linear.weight.grad, rtol=1e-4, atol=1e-6)
 
 
 def test_saved_model_decodes_the_same_in_plain_flair(embeddings: CharacterEmbeddings, tmp_path: Path) -> None:

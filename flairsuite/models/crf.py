@@ -59,6 +59,8 @@ def emissions(model: SequenceTagger, sentence_tensor: torch.Tensor, lengths: tor
         sentence_tensor = model.dropout(sentence_tensor)
     if model.use_locked_dropout:
         sentence_tensor = model.locked_dropout(sentence_tensor)
+    if not model.use_rnn:  # a linear head: the padding is most of the batch's rows (the scores there are masked out anyway)
+        return real_tokens_only(model.linear, sentence_tensor, lengths).float()
     return model.linear(sentence_tensor).float()  # the CRF sums in float32, also under bfloat16 autocast
 
 

@@ -52,7 +52,7 @@ class SplitFeatures:
         pieces = []
         for part in self.parts:
             if isinstance(part, np.ndarray):
-                pieces.append(torch.from_numpy(np.asarray(part[rows], dtype=np.float32)).to(flair.device))
+                pieces.append(torch.from_numpy(part[rows]).to(flair.device, torch.float32))  # float16 -> float32 is exact; torch converts faster
                 continue
             pieces.append(token_vectors(part, self.split.flair_sentences(order)))
         return torch.cat(pieces, dim=1) if len(pieces) > 1 else pieces[0]
