@@ -1,9 +1,10 @@
 """Training steps of the linear heads (`map`, `map-crf`) on a corpus's cached embeddings: the former path against the runner's.
 
-Former: each batch's float16 rows converted to float32 by numpy, and the tag map (`linear`, 1,324 x tags for the
-recipe's stack) applied to the whole zero-padded batch, as Flair's `SequenceTagger.forward` does. Now
-(`flairsuite/tagging/features.py`, `flairsuite/models/crf.py`): torch converts the rows, and a head without an RNN
-maps only the tokens under the padding mask; the padding's scores are masked out by the loss either way.
+Former: each batch's float16 rows converted to float32 by numpy, the tag map (`linear`, 1,324 x tags for the
+recipe's stack) applied to the whole zero-padded batch, as Flair's `SequenceTagger.forward` does, and the CRF's
+forward recursion differentiated by autograd. Now (`flairsuite/tagging/features.py`, `flairsuite/models/crf.py`):
+torch converts the rows, a head without an RNN maps only the tokens under the padding mask (the padding's scores
+are masked out by the loss either way), and the CRF's gradient comes from its backward recursion.
 Both paths run the same batches (random batches of 32 of train, as an epoch draws them) with the same dropout
 masks; timed per batch: gathering the batch, the loss forward and backward, the optimizer step. The script checks
 that the losses agree and exits with 1 where the runner's path is the slower. Needs the corpus's cache for the
@@ -22,6 +23,7 @@ import numpy as np
 import torch
 from bilstm_step_speed import FixedWidth
 from common import run_main
+from crf_speed import autograd_scaled_partition
 
 from flairsuite.experiments.config import CorpusChoice
 from flairsuite.models.crf import crf_loss, gold_tensor, padding_mask
@@ -53,7 +55,7 @@ def former_loss(model: torch.nn.Module, tensor: torch.Tensor, lengths: torch.Ten
     scores = model.linear(tensor).float()
     tags = gold_tensor(model.label_dictionary, gold, scores.size(1))
     if model.use_crf:
-        return crf_loss(scores, tags, lengths, model.crf.transitions, *start_stop(model))
+        return crf_loss(scores, tags, lengths, model.crf.transitions, *start_stop(model), partition=autograd_scaled_partition)
     mask = padding_mask(lengths, scores.size(1), scores.device)
     return torch.nn.functional.cross_entropy(scores[mask], tags[mask], reduction="sum")
 

@@ -88,3 +88,16 @@ def test_loss_of_a_one_token_batch() -> None:
         for i, tag in enumerate((0, 1, 2))
     )
     assert torch.allclose(crf_loss(scores, gold, lengths, transitions, start, stop), expected, rtol=1e-6)
+
+
+def test_the_hand_written_backward_is_the_gradient() -> None:
+    """`log_partition`'s gradient comes from its backward recursion, not autograd: checked against finite differences
+    (float64, per-sentence output weights, padding, Flair's impossible moves)."""
+    generator = torch.Generator().manual_seed(8)
+    transitions, start, stop = flair_like_transitions(7, generator)
+    lengths = torch.tensor([9, 6, 6, 3, 1])
+    scores = 3 * torch.randn(len(lengths), int(lengths[0]), 7, generator=generator)
+    mask = padding_mask(lengths, scores.size(1), scores.device)
+    inputs = (scores.double().requires_grad_(), transitions.double().requires_grad_())
+    assert torch.autograd.gradcheck(lambda s, t: log_partition(s, mask, t, start, stop), inputs)
+    assert log_partition(*inputs[:1], mask, inputs[1], start, stop).grad_fn.name() == "_ScaledForwardBackwardBackward"

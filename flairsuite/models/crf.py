@@ -72,6 +72,73 @@ def _gold_score(scores: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor, tr
     return steps.masked_fill(~mask, 0.0).sum(1) + transitions[stop, last]
 
 
+class _Vanished(Exception):
+    """A scaled forward sum underflowed to zero (float64): the caller falls back to the cube."""
+
+
+class _ScaledForwardBackward(torch.autograd.Function):
+    """The log partition by the scaled forward recursion, its gradient by the matching backward recursion.
+
+    Forward: a_0 = exp(alpha_0 - peak), a_t = (a_(t-1) W * E_t) / n_t with W the exponentiated transitions (from, to),
+    E_t the exponentiated emissions scaled by their largest (log factor `top`) and n_t the sum that normalises a_t;
+    a sentence's vector stops at its last token. Backward: b_last = stop / Z, b_(t-1) = W (E_t * b_t) / n_t, so that
+    a_t . b_t = 1 and a_t * b_t are the marginals of the tags at t (the gradient with respect to the emissions), and
+    a_(t-1)[i] W[i, j] E_t[j] b_t[j] / n_t those of the transition i -> j (the gradient with respect to the
+    transitions). Autograd would record and replay every operation of the loop; these two loops of a few tensor
+    operations a token, and one matrix product for the transition counts, are the whole cost.
+    """
+
+    @staticmethod
+    def forward(ctx, work: torch.Tensor, moves: torch.Tensor, mask: torch.Tensor, start: int, stop: int) -> torch.Tensor:  # noqa: ANN001
+        shift = moves.amax(dim=1)  # per target tag its largest incoming transition
+        weights = torch.exp(moves - shift.unsqueeze(1)).T  # (from, to)
+        shifted = work + shift
+        top = shifted.amax(dim=2, keepdim=True)
+        emitted = torch.exp(shifted - top)
+        alpha = work[:, 0] + moves[:, start]
+        peak = alpha.amax(dim=1, keepdim=True)
+        forward = torch.exp(alpha - peak)
+        vectors, norms = [forward], [torch.ones_like(peak)]
+        for t in range(1, work.size(1)):
+            step = (forward @ weights) * emitted[:, t]
+            norm = step.sum(dim=1, keepdim=True)
+            keep = mask[:, t].unsqueeze(1)
+            forward = torch.where(keep, step / norm, forward)
+            vectors.append(forward)
+            norms.append(torch.where(keep, norm, 1.0))
+        norms = torch.cat(norms, dim=1)
+        stop_weights = torch.exp(moves[stop])
+        total = forward @ stop_weights
+        if bool((norms == 0).any()) or bool((total == 0).any()):
+            raise _Vanished
+        ctx.save_for_backward(torch.stack(vectors, dim=1), norms, emitted, weights, stop_weights, total, mask)
+        ctx.start, ctx.stop = start, stop
+        return peak.squeeze(1) + torch.log(norms).sum(dim=1) + top[:, 1:, 0].masked_fill(~mask[:, 1:], 0.0).sum(dim=1) + torch.log(total)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # noqa: ANN001, ANN205
+        vectors, norms, emitted, weights, stop_weights, total, mask = ctx.saved_tensors
+        backward = stop_weights.unsqueeze(0) / total.unsqueeze(1)
+        last = vectors[:, -1]
+        betas, carried = [backward], []
+        for t in range(vectors.size(1) - 1, 0, -1):
+            scaled = emitted[:, t] * backward / norms[:, t : t + 1]
+            carried.append(scaled)
+            backward = torch.where(mask[:, t].unsqueeze(1), scaled @ weights.T, backward)
+            betas.append(backward)
+        betas = torch.stack(betas[::-1], dim=1)  # (batch, longest, tags)
+        weight = grad.unsqueeze(1)
+        d_scores = (vectors * betas * mask.unsqueeze(2)) * weight.unsqueeze(2)
+        d_moves = torch.zeros_like(weights.T)
+        if carried:
+            steps = torch.stack(carried[::-1], dim=1) * (mask[:, 1:].unsqueeze(2) * weight.unsqueeze(2))  # (batch, longest - 1, to)
+            previous = vectors[:, :-1]  # (batch, longest - 1, from)
+            d_moves += (previous.reshape(-1, previous.size(2)).T @ steps.reshape(-1, steps.size(2)) * weights).T
+        d_moves[:, ctx.start] += d_scores[:, 0].sum(dim=0)
+        d_moves[ctx.stop] += (last * stop_weights * (weight / total.unsqueeze(1))).sum(dim=0)
+        return d_scores, d_moves, None, None, None
+
+
 def log_partition(scores: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> torch.Tensor:
     """Per sentence: the log of the summed exp-scores of all paths (the forward algorithm), scaled in exp space.
 
@@ -79,32 +146,15 @@ def log_partition(scores: torch.Tensor, mask: torch.Tensor, transitions: torch.T
     so each step is one (batch, tags) x (tags, tags) matrix product, a product with the step's
     exponentiated emissions (all computed by one exp before the loop) and a normalisation: no exp or
     log inside the loop, where the log-sum-exp over the (batch, tags, tags) cube takes batch x tags x
-    tags exponentials a step. In float64, whose range keeps the scaled sums from underflowing unless
-    a state lies over 700 nats below a sentence's best; should a sum vanish all the same, the batch is
-    computed by `log_partition_cube`.
+    tags exponentials a step. The gradient comes from the matching backward recursion
+    (`_ScaledForwardBackward`), not from autograd's record of the loop. In float64, whose range keeps the
+    scaled sums from underflowing unless a state lies over 700 nats below a sentence's best; should a sum
+    vanish all the same, the batch is computed by `log_partition_cube`.
     """
-    work, moves = scores.double(), transitions.double()
-    shift = moves.amax(dim=1)  # per target tag its largest incoming transition
-    weights = torch.exp(moves - shift.unsqueeze(1)).T  # (from, to)
-    shifted = work + shift
-    top = shifted.amax(dim=2, keepdim=True)
-    emitted = torch.exp(shifted - top)
-    alpha = work[:, 0] + moves[:, start]
-    peak = alpha.amax(dim=1, keepdim=True)
-    forward, norms = torch.exp(alpha - peak), []
-    for t in range(1, work.size(1)):
-        step = (forward @ weights) * emitted[:, t]
-        norm = step.sum(dim=1, keepdim=True)
-        keep = mask[:, t].unsqueeze(1)
-        forward = torch.where(keep, step / norm, forward)
-        norms.append(torch.where(keep, norm, 1.0))
-    if not norms:
-        return torch.logsumexp(alpha + moves[stop], dim=1).to(scores.dtype)
-    norms = torch.cat(norms, dim=1)
-    if bool((norms == 0).any()):
+    try:
+        return _ScaledForwardBackward.apply(scores.double(), transitions.double(), mask, start, stop).to(scores.dtype)
+    except _Vanished:
         return log_partition_cube(scores, mask, transitions, start, stop)
-    scale = peak.squeeze(1) + (torch.log(norms) + top[:, 1:, 0].masked_fill(~mask[:, 1:], 0.0)).sum(dim=1)
-    return (scale + torch.log(forward @ torch.exp(moves[stop]))).to(scores.dtype)
 
 
 def log_partition_cube(scores: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor, start: int, stop: int) -> torch.Tensor:
