@@ -154,21 +154,28 @@ def test_plain_taggers_train_and_decode_as_flair(embeddings: CharacterEmbeddings
     assert [[t for t, _ in row] for row in features_decode(tagger, tensor, LENGTHS)] == [[t for t, _ in row] for row in flair_tags]
 
 
-def test_training_loss_equals_flairs_with_dropout(embeddings: CharacterEmbeddings) -> None:
-    """In training mode (dropouts on) the loss of the real-token reprojection equals Flair's padded forward, seed for seed."""
-    tagger = build_tagger("bilstm-crf", embeddings, span_types("PER", "LOC"), "ner").train()
-    assert tagger.reproject_embeddings and tagger.use_rnn and tagger.use_locked_dropout and tagger.use_word_dropout
-    tensor, gold = batch(tagger)
+def assert_loss_and_gradient_equal_flairs(tagger: SequenceTagger, weight: torch.nn.Parameter, tensor: torch.Tensor, gold: list[list[str]]) -> torch.Tensor:
+    """The suite's training loss and the gradient of `weight` equal Flair's padded forward, seed for seed (the same
+    dropout masks both ways); returns the suite's loss."""
     flair.set_seed(5)
     ours = features_loss(tagger, tensor, LENGTHS, gold)
     ours.backward()
-    our_grad = tagger.embedding2nn.weight.grad.clone()
+    our_grad = weight.grad.clone()
     tagger.zero_grad()
     flair.set_seed(5)
     theirs = tagger._calculate_loss(tagger.forward(tensor, LENGTHS), gold_ids(tagger, gold))[0]
     theirs.backward()
     assert torch.allclose(ours, theirs, rtol=1e-5)
-    assert torch.allclose(our_grad, tagger.embedding2nn.weight.grad, rtol=1e-4, atol=1e-6)
+    assert torch.allclose(our_grad, weight.grad, rtol=1e-4, atol=1e-6)
+    return ours
+
+
+def test_training_loss_equals_flairs_with_dropout(embeddings: CharacterEmbeddings) -> None:
+    """In training mode (dropouts on) the loss of the real-token reprojection equals Flair's padded forward, seed for seed."""
+    tagger = build_tagger("bilstm-crf", embeddings, span_types("PER", "LOC"), "ner").train()
+    assert tagger.reproject_embeddings and tagger.use_rnn and tagger.use_locked_dropout and tagger.use_word_dropout
+    tensor, gold = batch(tagger)
+    ours = assert_loss_and_gradient_equal_flairs(tagger, tagger.embedding2nn.weight, tensor, gold)
     flair.set_seed(6)
     assert not torch.allclose(features_loss(tagger, tensor, LENGTHS, gold), ours)  # the dropouts were on
 
@@ -182,16 +189,7 @@ def test_linear_heads_score_only_the_real_tokens_with_flairs_loss_and_gradient(e
     tensor, gold = batch(tagger)
     scores = emissions(tagger, tensor, LENGTHS)
     assert not scores[~padding_mask(LENGTHS, tensor.size(1), tensor.device)].any()
-    flair.set_seed(5)  # the same dropout masks both ways
-    ours = features_loss(tagger, tensor, LENGTHS, gold)
-    ours.backward()
-    our_grad = tagger.linear.weight.grad.clone()
-    tagger.zero_grad()
-    flair.set_seed(5)
-    theirs = tagger._calculate_loss(tagger.forward(tensor, LENGTHS), gold_ids(tagger, gold))[0]
-    theirs.backward()
-    assert torch.allclose(ours, theirs, rtol=1e-5)
-    assert torch.allclose(our_grad, tagger.linear.weight.grad, rtol=1e-4, atol=1e-6)
+    assert_loss_and_gradient_equal_flairs(tagger, tagger.linear.weight, tensor, gold)
 
 
 def test_saved_model_decodes_the_same_in_plain_flair(embeddings: CharacterEmbeddings, tmp_path: Path) -> None:
