@@ -20,6 +20,7 @@ import sys
 from common import run_main
 
 from flairsuite.allocator import ONEDNN_CACHE, PRIMITIVE_CACHE
+from flairsuite.errors import FlairsuiteError
 from flairsuite.paths import corpora_dir
 
 GROWTH = """
@@ -80,7 +81,10 @@ def corpus_footprint(name: str, options: dict[str, str]) -> None:
     grown = {}
     for held_as, label in (("flair", "labeled Flair sentences"), ("compact", "runner (texts, spacing, tags)")):
         command = [sys.executable, "-c", FOOTPRINT, name, json.dumps(options), str(corpora_dir(None)), held_as]
-        before, after, tokens, seconds = (float(v) for v in subprocess.run(command, capture_output=True, text=True, check=True).stdout.split()[-4:])
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:  # e.g. the corpus is not in $FLAIRSUITE_CORPORA: the child's last line says why
+            raise FlairsuiteError(f"loading {name} as {label} failed: {(done.stderr.strip().splitlines() or ['no output'])[-1]}")
+        before, after, tokens, seconds = (float(v) for v in done.stdout.split()[-4:])
         grown[held_as] = after - before
         print(f"{name} {options or ''} as {label} ({tokens:,.0f} tokens in train, dev, test): RssAnon {before:,.0f} -> "
               f"{after:,.0f} MB (+{grown[held_as]:,.0f} MB, {grown[held_as] * 2**20 / tokens:,.0f} bytes a token), {seconds:.0f} s")

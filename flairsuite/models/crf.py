@@ -12,7 +12,7 @@ Plain CRF taggers use `transitions = model.crf.transitions`, LCRF-NER its Eq. 7 
 batch (3.7x the tokens on Sturm): the same values, epochs 1.5x faster (benchmarks/bilstm_step_speed.py).
 """
 
-from typing import Callable
+from typing import Any, Callable, Optional
 
 import torch
 from flair.data import Dictionary
@@ -89,7 +89,7 @@ class _ScaledForwardBackward(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, work: torch.Tensor, moves: torch.Tensor, mask: torch.Tensor, start: int, stop: int) -> torch.Tensor:  # noqa: ANN001
+    def forward(ctx: Any, work: torch.Tensor, moves: torch.Tensor, mask: torch.Tensor, start: int, stop: int) -> torch.Tensor:
         shift = moves.amax(dim=1)  # per target tag its largest incoming transition
         weights = torch.exp(moves - shift.unsqueeze(1)).T  # (from, to)
         shifted = work + shift
@@ -116,7 +116,7 @@ class _ScaledForwardBackward(torch.autograd.Function):
         return peak.squeeze(1) + torch.log(norms).sum(dim=1) + top[:, 1:, 0].masked_fill(~mask[:, 1:], 0.0).sum(dim=1) + torch.log(total)
 
     @staticmethod
-    def backward(ctx, grad: torch.Tensor):  # noqa: ANN001, ANN205
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Optional[torch.Tensor], ...]:
         vectors, norms, emitted, weights, stop_weights, total, mask = ctx.saved_tensors
         backward = stop_weights.unsqueeze(0) / total.unsqueeze(1)
         last = vectors[:, -1]
