@@ -84,8 +84,8 @@ def test_auto_precision_follows_the_devices_bfloat16_support(monkeypatch):
     assert resolved_precision("auto", cpu) == "float32"
 
 
-# An LSTM of the hidden-1024 LM's size in bfloat16 over 60 window lengths, as the LM's window ramp feeds them;
-# prints the growth of the resident memory from the 5th length on (MB).
+# An LSTM of the hidden-1024 LM's size in bfloat16 over 80 window lengths, as the LM's window ramp feeds them;
+# prints the growth of the resident memory from the 6th length on (MB). The batch is small to keep it quick.
 RAMP = """
 import sys, torch
 from flairsuite.allocator import bound_primitive_cache
@@ -94,9 +94,9 @@ if sys.argv[1] == "bounded":
 torch.set_num_threads(1)
 lstm = torch.nn.LSTM(100, 1024)
 rss = lambda: int(open("/proc/self/statm").read().split()[1]) * 4096 // 2**20
-for length in range(25, 85):
+for length in range(25, 105):
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        out, _ = lstm(torch.randn(length, 100, 100))
+        out, _ = lstm(torch.randn(length, 8, 100))
     out.float().sum().backward()
     if length == 30:
         start = rss()
@@ -106,11 +106,18 @@ print(rss() - start)
 
 @pytest.mark.skipif(not native_bfloat16(torch.device("cpu")), reason="the CPU has no bfloat16 units for oneDNN")
 def test_the_lm_bounds_onednns_primitive_cache(monkeypatch):
-    """Without the bound, every new window length keeps a primitive with its weights (tens of MB each at hidden 1024)."""
+    """Without the bound, every new window length keeps a primitive with its weights.
+
+    glibc's mmap threshold is fixed, so freed buffers go back to the system at once and the resident memory counts
+    live allocations only: the glibc default moves the threshold as buffers are freed, and what the heap then keeps
+    varied by ±50 MB from run to run (on a CI machine the bounded ramp once grew 59 MB, the default 164 MB).
+    Fixed, the growth repeated to the MB here: 1 MB bounded, 30 MB by default.
+    """
     monkeypatch.delenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", raising=False)
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(128 * 1024))
     growth = {}
     for mode in ("bounded", "default"):
         done = subprocess.run([sys.executable, "-c", RAMP, mode], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         growth[mode] = int(done.stdout.split()[-1])
-    assert 3 * growth["bounded"] < growth["default"], growth
+    assert growth["default"] >= max(10, 4 * growth["bounded"]), growth
