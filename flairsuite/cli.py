@@ -483,7 +483,8 @@ def train_bert(**options: Any) -> None:
 @click.option("--force", is_flag=True, help="Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid "
               "(a run whose embedding files only moved to new names is kept).")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, all cores].")
-@click.option("--runs", "patterns", multiple=True, metavar="PATTERN", help="Only the runs whose id matches (shell-style, e.g. 'ler-*/*/map*/*'); repeatable.")
+@click.option("--runs", "patterns", multiple=True, metavar="PATTERN",
+              help="Only the runs whose id matches (shell-style, e.g. 'ler-*/*/map*/*'); repeatable, each must match a run.")
 @click.option(
     "--cache-dir", type=click.Path(file_okay=False), default=None,
     help="Embedding cache folder [default: cache/embeddings under $FLAIRSUITE_HOME]; with --ray on a cluster, storage every node sees.",

@@ -29,6 +29,8 @@ from seqeval.scheme import IOB2
 from flairsuite.cli import cli
 from flairsuite.corpora.tags import bio_spans
 from flairsuite.embeddings import stack
+from flairsuite.errors import FlairsuiteError
+from flairsuite.experiments import load_experiment, runs
 from flairsuite.experiments.config import CorpusChoice
 from flairsuite.models.cse import ClassStartEndTagger
 from flairsuite.models.entity_fix import entity_fix
@@ -39,7 +41,7 @@ from flairsuite.tagging.cache import cached_vectors
 from flairsuite.tagging.claim import claimed
 from flairsuite.tagging.data import load_labeled
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.grid import embedding_modules, tag_dictionary
+from flairsuite.tagging.grid import embedding_modules, select, tag_dictionary
 from flairsuite.tagging.train import train_tagger
 
 # Tokens separated by spaces; `word/TAG` carries a BIO tag, a bare word is O. Types of Sturm: pers, place, date.
@@ -565,3 +567,17 @@ def test_tagging_bounds_onednns_primitive_cache_unless_the_user_set_it(grid, cor
     result = tag(grid[0], corpora, write_file(tmp_path / "bounded.yaml", "\n".join(lines) + "\n"))
     assert result.exit_code == 0, result.output
     assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == (own or "8")
+
+
+def test_runs_patterns_each_match_or_name_the_id_parts() -> None:
+    grid = runs(load_experiment(Path(__file__).parent.parent / "experiments" / "table8-de.yaml"))
+    chosen = select(grid, ["ler/*/map/seed-1", "ler-coarse/*/cse/*"])  # LER fine is the default granularity: `ler`
+    assert [run.run_id for run in chosen] == ["ler-coarse/proposed+word/cse/seed-1", "ler-coarse/proposed+word/cse/seed-2",
+                                              "ler-coarse/proposed+word/cse/seed-3", "ler/proposed+word/map/seed-1"]
+    # one mistyped pattern among matching ones is an error too, naming the parts the ids are made of
+    with pytest.raises(FlairsuiteError) as raised:
+        select(grid, ["ler-coarse/*/map/*", "ler-fine/*/map/*"])
+    assert str(raised.value) == (
+        "--runs ler-fine/*/map/*: no run id matches (ids look like sturm/proposed+word/map/seed-1; "
+        "corpora: sturm, arendt, ler-coarse, ler; embeddings: proposed+word; "
+        "taggers: map, map-crf, lcrf-ner, cse, bilstm-crf, bilstm-lcrf-ner)")

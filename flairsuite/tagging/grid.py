@@ -248,10 +248,18 @@ def select(grid: list[Run], patterns: Sequence[str]) -> list[Run]:
     """The runs whose id matches one of the shell-style `patterns` (all runs when there are none)."""
     if not patterns:
         return grid
-    chosen = [run for run in grid if any(fnmatch.fnmatchcase(run.run_id, pattern) for pattern in patterns)]
-    if not chosen:
-        raise FlairsuiteError(f"--runs {' '.join(patterns)}: no run id matches (ids look like {grid[0].run_id})")
-    return chosen
+    unmatched = [pattern for pattern in patterns if not any(fnmatch.fnmatchcase(run.run_id, pattern) for run in grid)]
+    if unmatched:  # a mistyped pattern among others would silently leave its runs out
+        raise FlairsuiteError(f"--runs {' '.join(unmatched)}: no run id matches (ids look like {grid[0].run_id}; {_id_parts(grid)})")
+    return [run for run in grid if any(fnmatch.fnmatchcase(run.run_id, pattern) for pattern in patterns)]
+
+
+def _id_parts(grid: list[Run]) -> str:
+    """The values each part of the run ids takes, e.g. `corpora: sturm, ler-coarse, ler; embeddings: ...`."""
+    names = ("corpora", "embeddings", "taggers")
+    parts = [list(dict.fromkeys(run.run_id.split("/")[index] for run in grid)) for index in (0, 1)]
+    parts.append(list(dict.fromkeys(run.tagger for run in grid)))
+    return "; ".join(f"{name}: {', '.join(values)}" for name, values in zip(names, parts))
 
 
 @dataclass
