@@ -482,6 +482,8 @@ def train_bert(**options: Any) -> None:
 @click.argument("experiment", type=click.Path(dir_okay=False))
 @click.option("--force", is_flag=True, help="Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid "
               "(a run whose embedding files only moved to new names is kept).")
+@click.option("--keep-finished", is_flag=True,
+              help="Keep runs finished with the same settings on other embedding files (e.g. fastText trained again on another machine).")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, all cores].")
 @click.option("--runs", "patterns", multiple=True, metavar="PATTERN",
               help="Only the runs whose id matches (shell-style, e.g. 'ler-*/*/map*/*'); repeatable, each must match a run.")
@@ -496,8 +498,8 @@ def train_bert(**options: Any) -> None:
               help="With --ray: restarts of a run whose worker died; it continues from its epoch checkpoint.")
 @corpora_dir_option
 def tag(
-    experiment: str, force: bool, threads: Optional[int], patterns: tuple[str, ...], cache_dir: Optional[str], ray_address: Optional[str],
-    gpus: float, ray_retries: int, corpora_dir: Optional[str],
+    experiment: str, force: bool, keep_finished: bool, threads: Optional[int], patterns: tuple[str, ...], cache_dir: Optional[str],
+    ray_address: Optional[str], gpus: float, ray_retries: int, corpora_dir: Optional[str],
 ) -> None:
     """Train and score every run of an experiment file; finished runs are skipped, a killed run resumes.
 
@@ -525,7 +527,7 @@ def tag(
     if ray_address:
         from flairsuite.tagging.ray_grid import RayRequest, run_experiment_on_ray
 
-        plan = plan_experiment(Path(experiment), home(), force, click.echo, patterns)
+        plan = plan_experiment(Path(experiment), home(), force, click.echo, patterns, keep_finished)
         request = RayRequest(ray_address, threads or 1, gpus, ray_retries)
         out = run_experiment_on_ray(plan, home().resolve(), resolve(corpora_dir).resolve(), request, click.echo, cache.resolve() if cache else None)
     else:
@@ -533,7 +535,7 @@ def tag(
             import torch
 
             torch.set_num_threads(threads)
-        out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo, patterns, cache)
+        out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo, patterns, cache, keep_finished)
     runs = read_runs(out)
     click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
 

@@ -392,6 +392,36 @@ def test_changed_config_needs_force(grid, corpora, tmp_path):
     assert {k: v for k, v in json.loads(variant.read_text()).items() if k not in varying} == {k: v for k, v in before.items() if k not in varying}
 
 
+def test_runs_finished_on_other_embedding_files_are_kept_only_when_asked(grid, corpora, tmp_path):
+    """Word vectors or an LM trained again elsewhere are new files: a finished run is refused, kept with --keep-finished."""
+    home = grid[0]
+    path, out = tmp_path / "other-files.yaml", home / "results" / "other-files"
+    run_dir = out / "sturm/lm/map/seed-1"
+    shutil.copytree(home / "charlm" / "de-forward", home / "charlm" / "de-other-forward")
+    stack_ = {"lm": ["charlm:de-other-forward"]}
+    first = tag(home, corpora, experiment_yaml(path, "other-files", stack_, ["map"], [1], "{max_epochs: 1}"))
+    assert first.exit_code == 0, first.output
+    before = [file.read_bytes() for file in (run_dir / "metrics.json", run_dir / "entity-fix" / "metrics.json")]
+    used = json.loads(before[0])["artifact_digests"]["charlm:de-other-forward"]
+
+    shutil.rmtree(home / "charlm" / "de-other-forward")  # the same name, other bytes: another model now
+    shutil.copytree(home / "charlm" / "de-backward", home / "charlm" / "de-other-forward")
+    refused = error_line(tag(home, corpora, path))
+    assert refused.startswith(f"Error: {run_dir} was trained on other embedding files (charlm:de-other-forward {used[:6]}… (here ")
+    assert refused.endswith("): pass --keep-finished to keep it or --force to retrain it")
+    kept = tag(home, corpora, path, "--keep-finished")
+    assert kept.exit_code == 0, kept.output
+    assert "other-files: 1 runs, 1 finished before, 0 to train" in kept.output and "trained 0 runs" in kept.output
+    assert [file.read_bytes() for file in (run_dir / "metrics.json", run_dir / "entity-fix" / "metrics.json")] == before
+
+    # other settings as well: --keep-finished does not keep it; --force (which the config change needs) retrains it
+    experiment_yaml(path, "other-files", stack_, ["map"], [1], "{max_epochs: 2}")
+    forced = tag(home, corpora, path, "--force", "--keep-finished")
+    assert forced.exit_code == 0, forced.output
+    assert "other-files: 1 runs, 0 finished before, 1 to train" in forced.output
+    assert json.loads((run_dir / "metrics.json").read_text())["train"]["max_epochs"] == 2
+
+
 def test_runs_whose_embedding_files_only_moved_are_kept(grid, corpora, tmp_path):
     home = grid[0]
     path, out = tmp_path / "renamed.yaml", home / "results" / "renamed"

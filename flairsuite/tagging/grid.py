@@ -216,11 +216,13 @@ def read_state(path: Path) -> dict[str, Any]:
         raise FlairsuiteError(f"{path}: unreadable ({err}); delete it or pass --force") from None
 
 
-def finished(run: Run, run_dir: Path, run_digest: str, force: bool, artifacts: list[str]) -> bool:
+def finished(run: Run, run_dir: Path, run_digest: str, force: bool, artifacts: list[str], keep_finished: bool = False) -> bool:
     """Whether the metrics of every Entity-Fix variant exist for exactly this run; stale ones are an error unless `force`.
 
     `artifacts`: the digests of the run's embedding files in stack order. A run whose files only
-    changed names is kept under the new ones (renamed.py).
+    changed names is kept under the new ones (renamed.py). `keep_finished`: a run finished with these
+    settings on other embedding files (word vectors trained again on another processor) counts as
+    finished and keeps its metrics, which name the files it used (tables footnote them).
     """
     files = [variant_metrics_file(run_dir, fix) for fix in run.entity_fix]
     present = [file for file in files if file.is_file()]
@@ -229,10 +231,31 @@ def finished(run: Run, run_dir: Path, run_digest: str, force: bool, artifacts: l
     found = [read_run(file).metrics.get("fingerprint") for file in present]
     if all(value == run_digest for value in found) or adopt_renamed(run, present, run_digest, artifacts):
         return len(found) == len(files)  # a variant missing (killed between the writes): decode again
+    other = [_other_files(run, file, artifacts) for file in present]
+    if keep_finished and len(present) == len(files) and all(files_differ is not None for files_differ in other):
+        return True
     if not force:
+        if all(files_differ is not None for files_differ in other):
+            raise FlairsuiteError(f"{run_dir} was trained on other embedding files ({other[0]}): "
+                                  "pass --keep-finished to keep it or --force to retrain it")
         raise FlairsuiteError(f"{run_dir} was trained with other settings or embedding files: pass --force to retrain it")
     shutil.rmtree(run_dir)
     return False
+
+
+def _other_files(run: Run, metrics_file: Path, artifacts: list[str]) -> Optional[str]:
+    """The files that differ if `metrics_file` holds `run` with today's settings on other embedding files, else None.
+
+    E.g. `fasttext:de 994ab4… (here e266ce…)`: the run's fingerprint, recomputed with the digests it recorded.
+    """
+    metrics = read_run(metrics_file).metrics
+    recorded = metrics.get("artifact_digests")
+    if not isinstance(recorded, dict) or not all(isinstance(recorded.get(spec), str) for spec in run.embedding_specs):
+        return None
+    used = [recorded[spec] for spec in run.embedding_specs]
+    if run_fingerprint(run, used) != metrics.get("fingerprint"):
+        return None
+    return ", ".join(f"{spec} {then[:6]}… (here {now[:6]}…)" for spec, then, now in zip(run.embedding_specs, used, artifacts) if then != now)
 
 
 def remove_stale(out: Path, wanted: set[Path]) -> list[Path]:
@@ -273,9 +296,12 @@ class GridPlan:
 
 
 def plan_experiment(
-    path: Path, home: Path, force: bool = False, echo: Callable[[str], None] = print, patterns: Sequence[str] = ()
+    path: Path, home: Path, force: bool = False, echo: Callable[[str], None] = print, patterns: Sequence[str] = (), keep_finished: bool = False
 ) -> GridPlan:
-    """Check the experiment file `path` against its results folder and list the unfinished runs (those matching `patterns`)."""
+    """Check the experiment file `path` against its results folder and list the unfinished runs (those matching `patterns`).
+
+    `keep_finished`: runs finished with the same settings on other embedding files are kept (`finished`).
+    """
     config = load_experiment(path)
     grid = runs(config)
     specs = sorted({spec for run in grid for spec in run.embedding_specs})
@@ -289,7 +315,7 @@ def plan_experiment(
     for run in chosen:
         artifacts = [digests[spec] for spec in run.embedding_specs]
         run_digest = run_fingerprint(run, artifacts)
-        if finished(run, out / run.run_id, run_digest, force, artifacts):
+        if finished(run, out / run.run_id, run_digest, force, artifacts, keep_finished):
             continue
         if (same := same_run_elsewhere(run, out.parent, artifacts)) is not None:
             copy_run(run, out, run_digest, *same)
@@ -323,6 +349,7 @@ def run_experiment(
     echo: Callable[[str], None] = print,
     patterns: Sequence[str] = (),
     cache: Optional[Path] = None,
+    keep_finished: bool = False,
 ) -> Path:
     """Train every unfinished run of the experiment file `path` (or those matching `patterns`) in this process; its results folder.
 
@@ -331,13 +358,13 @@ def run_experiment(
     oneDNN's primitive cache is bounded first (allocator.py: each batch length is a new shape).
     """
     bound_primitive_cache()
-    plan = plan_experiment(path, home, force, echo, patterns)
+    plan = plan_experiment(path, home, force, echo, patterns, keep_finished)
     data = GridData(home, corpora_root, cache=cache)
     started, trained = time.perf_counter(), 0
     for run, run_digest in tqdm(plan.todo, desc=plan.config.name, unit="run"):
         run_dir = plan.out / run.run_id
         with claimed(run_dir) as mine:
-            if not mine or finished(run, run_dir, run_digest, False, [plan.digests[spec] for spec in run.embedding_specs]):
+            if not mine or finished(run, run_dir, run_digest, False, [plan.digests[spec] for spec in run.embedding_specs], keep_finished):
                 tqdm.write(f"{run.run_id}: skipped, {'being trained' if not mine else 'finished'} by another process")
                 continue
             for line in train_and_record(run, run_digest, data, plan.out, plan.digests):
