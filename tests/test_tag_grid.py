@@ -398,8 +398,8 @@ def test_runs_finished_on_other_embedding_files_are_kept_only_when_asked(grid, c
     path, out = tmp_path / "other-files.yaml", home / "results" / "other-files"
     run_dir = out / "sturm/lm/map/seed-1"
     shutil.copytree(home / "charlm" / "de-forward", home / "charlm" / "de-other-forward")
-    stack_ = {"lm": ["charlm:de-other-forward"]}
-    first = tag(home, corpora, experiment_yaml(path, "other-files", stack_, ["map"], [1], "{max_epochs: 1}"))
+    lm_stack = {"lm": ["charlm:de-other-forward"]}
+    first = tag(home, corpora, experiment_yaml(path, "other-files", lm_stack, ["map"], [1], "{max_epochs: 1}"))
     assert first.exit_code == 0, first.output
     before = [file.read_bytes() for file in (run_dir / "metrics.json", run_dir / "entity-fix" / "metrics.json")]
     used = json.loads(before[0])["artifact_digests"]["charlm:de-other-forward"]
@@ -414,8 +414,14 @@ def test_runs_finished_on_other_embedding_files_are_kept_only_when_asked(grid, c
     assert "other-files: 1 runs, 1 finished before, 0 to train" in kept.output and "trained 0 runs" in kept.output
     assert [file.read_bytes() for file in (run_dir / "metrics.json", run_dir / "entity-fix" / "metrics.json")] == before
 
+    # a variant's metrics missing (killed between the writes): decoding it again would read the new files, so not kept
+    (run_dir / "entity-fix" / "metrics.json").unlink()
+    lacking = error_line(tag(home, corpora, path, "--keep-finished"))
+    assert lacking.endswith("and lacks a variant's metrics: pass --force to retrain it"), lacking
+    (run_dir / "entity-fix" / "metrics.json").write_bytes(before[1])
+
     # other settings as well: --keep-finished does not keep it; --force (which the config change needs) retrains it
-    experiment_yaml(path, "other-files", stack_, ["map"], [1], "{max_epochs: 2}")
+    experiment_yaml(path, "other-files", lm_stack, ["map"], [1], "{max_epochs: 2}")
     forced = tag(home, corpora, path, "--force", "--keep-finished")
     assert forced.exit_code == 0, forced.output
     assert "other-files: 1 runs, 0 finished before, 1 to train" in forced.output

@@ -232,12 +232,16 @@ def finished(run: Run, run_dir: Path, run_digest: str, force: bool, artifacts: l
     if all(value == run_digest for value in found) or adopt_renamed(run, present, run_digest, artifacts):
         return len(found) == len(files)  # a variant missing (killed between the writes): decode again
     other = [_other_files(run, file, artifacts) for file in present]
-    if keep_finished and len(present) == len(files) and all(files_differ is not None for files_differ in other):
+    only_files_differ = all(files_differ is not None for files_differ in other)
+    if keep_finished and only_files_differ and len(present) == len(files):
         return True
     if not force:
-        if all(files_differ is not None for files_differ in other):
+        if only_files_differ and len(present) == len(files):
             raise FlairsuiteError(f"{run_dir} was trained on other embedding files ({other[0]}): "
                                   "pass --keep-finished to keep it or --force to retrain it")
+        if only_files_differ:  # an Entity-Fix variant is missing, and decoding it again would read today's files
+            raise FlairsuiteError(f"{run_dir} was trained on other embedding files ({other[0]}) and lacks a variant's metrics: "
+                                  "pass --force to retrain it")
         raise FlairsuiteError(f"{run_dir} was trained with other settings or embedding files: pass --force to retrain it")
     shutil.rmtree(run_dir)
     return False
