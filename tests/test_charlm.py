@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
+from flair.models import LanguageModel
 
 from flairsuite import checkpoint
 from flairsuite.charlm.run import train_direction
@@ -165,6 +166,29 @@ def test_bfloat16_training_learns_and_a_float32_checkpoint_resumes_under_it(prep
     assert math.exp(progress.best_valid_loss) < 0.2 * start_ppl
     with pytest.raises(FlairsuiteError, match=r"^precision must be one of: float32, bfloat16 \(found 'half'\)$"):
         CharLMTrainer(prepared, tmp_path / "other", hyper, True, precision="half")
+
+
+def test_float16_storage_halves_the_model_file_and_keeps_its_perplexity(prepared, tmp_path) -> None:
+    """`storage="float16"`: best-lm.pt holds float16 weights (the checkpoint float32), about half the bytes; plain Flair
+    loads it into a float32 model whose valid perplexity is the float32 model's to 1e-3, and the summary says so."""
+    hyper = Hyper(**{**TINY.__dict__, "hidden_size": 64, "validate_chars": 2000, "anneal_factor": 1.0, "learning_rate": 5.0})
+    sizes, ppls = {}, {}
+    for storage in ("float32", "float16"):
+        out = tmp_path / storage
+        summary = train_direction(prepared, out, hyper, True, Budget(max_units=8000), False, False, 1, storage=storage)
+        assert summary["model_dtype"] == storage
+        stored = torch.load(out / "best-lm.pt", weights_only=False)["state_dict"]
+        assert {value.dtype for value in stored.values()} == {getattr(torch, storage)}
+        assert {value.dtype for value in checkpoint.load(out / "checkpoint.pt")["model"].values()} == {torch.float32}
+        sizes[storage] = (out / "best-lm.pt").stat().st_size
+        model = LanguageModel.load_language_model(out / "best-lm.pt")
+        assert {p.dtype for p in model.parameters()} == {torch.float32}
+        trainer = CharLMTrainer(prepared, tmp_path / "probe", hyper, True, seed=1)
+        ppls[storage] = math.exp(evaluate(model, trainer.valid_batches, hyper.sequence_length))
+    assert 0.45 < sizes["float16"] / sizes["float32"] < 0.6
+    assert ppls["float16"] == pytest.approx(ppls["float32"], rel=1e-3)
+    with pytest.raises(FlairsuiteError, match=r"^model dtype must be one of: float32, float16 \(found 'bfloat16'\)$"):
+        CharLMTrainer(prepared, tmp_path / "other", hyper, True, storage="bfloat16")
 
 
 def run_cli(*args: str) -> subprocess.Popen:

@@ -14,13 +14,14 @@ import pytest
 CHARLM = Path(__file__).resolve().parent.parent / "charlm"
 DIRECTIONS = ("forward", "backward")
 PAIRS = tuple(name for name in ("de-1h", "de-2h", "de") if (CHARLM / f"{name}-forward" / "best-lm.pt").is_file())
+GPU_PAIR = "de-h1024-gpu"  # hidden 1024, trained on one H100 (charlm/README.md), weights stored as float16
 
 
 def read_summary(name: str, direction: str) -> dict:
     return json.loads((CHARLM / f"{name}-{direction}" / "summary.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("name", PAIRS)
+@pytest.mark.parametrize("name", PAIRS + (GPU_PAIR,))
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_released_lm_loads_and_embeds(name: str, direction: str) -> None:
     from flair.data import Sentence
@@ -37,7 +38,7 @@ def test_released_lm_loads_and_embeds(name: str, direction: str) -> None:
     assert all(token.embedding.shape == (summary["hyper"]["hidden_size"],) for token in sentence)
 
 
-@pytest.mark.parametrize("name", PAIRS)
+@pytest.mark.parametrize("name", PAIRS + (GPU_PAIR,))
 def test_released_pair_was_trained_on_held_out_free_text(name: str) -> None:
     summaries = [read_summary(name, d) for d in DIRECTIONS]
     for summary in summaries:
@@ -58,3 +59,19 @@ def test_continued_pairs_extend_the_released_run_and_perplexity_falls(direction:
         released = [(point["chars"], point["valid_ppl"]) for point in earlier["history"]]
         assert [(point["chars"], point["valid_ppl"]) for point in later["history"][: len(released)]] == released
         assert later["hyper"]["hidden_size"] == earlier["hyper"]["hidden_size"] and later["corpus"]["splits"] == earlier["corpus"]["splits"]
+
+
+def test_the_gpu_pair_is_float16_on_disk_and_beats_the_released_pair() -> None:
+    """The hidden-1024 pair: float16 weights (under 16 MiB a file), trained on the released pair's prepared corpus,
+    lower valid perplexity per character than the released 512 pair in both directions."""
+    import torch
+
+    for direction in DIRECTIONS:
+        summary, released = read_summary(GPU_PAIR, direction), read_summary("de", direction)
+        assert summary["hyper"]["hidden_size"] == 1024 and summary["model_dtype"] == "float16"
+        assert summary["device"].startswith("cuda") and summary["corpus"]["splits"] == released["corpus"]["splits"]
+        assert summary["valid_ppl"] < released["valid_ppl"] - 0.3
+        model = CHARLM / f"{GPU_PAIR}-{direction}" / "best-lm.pt"
+        assert model.stat().st_size < 16 * 1024 * 1024
+        weights = torch.load(model, map_location="cpu", weights_only=False)["state_dict"]
+        assert {value.dtype for value in weights.values()} == {torch.float16}

@@ -68,7 +68,7 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
         name = f"{options['name'] or options['lang']}-{'forward' if forward else 'backward'}"
         summary = train_direction(
             corpus, models_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"], ranks, record,
-            resolved_precision(options.get("precision") or "auto", flair.device),
+            resolved_precision(options.get("precision") or "auto", flair.device), options.get("model_dtype") or "float32",
         )
         rows.append((name, summary))
     leave(ranks)

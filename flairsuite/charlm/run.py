@@ -97,14 +97,15 @@ def plot_curve(history: list[dict[str, float]], title: str, path: Path) -> None:
 
 def train_direction(
     corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, budget: Budget, resume: bool, force: bool, seed: int,
-    ranks: Ranks = Ranks(), record: Optional[dict[str, Any]] = None, precision: str = "float32",
+    ranks: Ranks = Ranks(), record: Optional[dict[str, Any]] = None, precision: str = "float32", storage: str = "float32",
 ) -> Optional[dict[str, Any]]:
     """Train one direction into `out`; its summary (also written to `out/summary.json`, with `record` added), on rank 0 (None on the others).
 
-    `precision` (`float32`, `bfloat16`) is the arithmetic of this invocation's training steps (`CharLMTrainer`).
+    `precision` (`float32`, `bfloat16`) is the arithmetic of this invocation's training steps (`CharLMTrainer`);
+    `storage` (`float32`, `float16`) the dtype of `best-lm.pt`'s weights, whose test perplexity the summary reports.
     """
     bound_primitive_cache()  # before any forward pass
-    trainer = CharLMTrainer(corpus, writable_folder(out), hyper, forward, seed, ranks, precision)
+    trainer = CharLMTrainer(corpus, writable_folder(out), hyper, forward, seed, ranks, precision, storage)
     start_or_resume(trainer, resume, force)
     keep_freed_memory()
     progress = trainer.train(budget, desc=out.name)
@@ -125,6 +126,7 @@ def train_direction(
         "device": str(trainer.device),
         "threads": torch.get_num_threads(),
         "precision": precision,  # this invocation's; each learning-curve point says its own where it is not float32
+        "model_dtype": storage,  # of best-lm.pt's weights; valid_ppl was measured before rounding, test_ppl after
         "ranks": ranks.world,
         "hyper": asdict(hyper),
         "corpus": corpus.meta,

@@ -32,6 +32,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from flairsuite.atomic import atomic_file
 from flairsuite.charlm.batches import StreamBatches
+from flairsuite.charlm.storage import check_storage, store_weights_as
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
@@ -110,11 +111,12 @@ class CharLMTrainer(StreamTraining[LMProgress]):
     """
 
     def __init__(self, corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, seed: int = 1, ranks: Ranks = Ranks(),
-                 precision: str = "float32") -> None:
+                 precision: str = "float32", storage: str = "float32") -> None:
         self.corpus, self.out, self.hyper, self.forward, self.seed, self.ranks = corpus, out, hyper, forward, seed, ranks
         if precision not in PRECISIONS:
             raise FlairsuiteError(f"precision must be one of: {', '.join(PRECISIONS)} (found {precision!r})")
         self.precision = precision
+        self.storage = check_storage(storage)  # best-lm.pt's weights (storage.py); the checkpoint stays float32
         self.checkpoint_path = out / "checkpoint.pt"
         self.model_path = out / "best-lm.pt"
         self.device = flair.device
@@ -247,9 +249,11 @@ class CharLMTrainer(StreamTraining[LMProgress]):
             self.scheduler.best = self.progress.best_valid_loss
 
     def save_model(self) -> None:
-        """Write `best-lm.pt` atomically (never half-written), in Flair's LanguageModel format."""
+        """Write `best-lm.pt` atomically (never half-written), in Flair's LanguageModel format, weights as `storage`."""
         with atomic_file(self.model_path) as temp:
             self.model.save(temp)
+            if self.storage != "float32":
+                store_weights_as(temp, self.storage)
 
     def validation_point(self, train_loss: float) -> None:
         """Validation point: anneal, keep the best model, record the learning curve (rank 0 validates, every rank anneals alike)."""
