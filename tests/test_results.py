@@ -125,6 +125,21 @@ def test_corpus_training_overrides_are_footnoted(table3):
     )
 
 
+def test_a_taggers_overrides_are_footnoted_from_its_own_runs(table3):
+    """A run's note speaks for its own tagger only: a linear run written before the BiLSTM got new settings does not
+    put the BiLSTM's old settings beside its new ones."""
+    old = "trained with max_epochs 30; bilstm-crf: max_epochs 10 on this corpus"
+    new = "trained with max_epochs 30; bilstm-crf: max_epochs 10, precision bfloat16 on this corpus"
+    write_run(table3, metrics("ler (coarse)", tagger="map-crf", seed=1, f1=0.8, train_note=old))
+    write_run(table3, metrics("ler (coarse)", tagger="bilstm-crf", seed=3, f1=0.9, train_note=new))
+    last = run("results", str(table3)).output.rstrip("\n").splitlines()[-1]
+    assert last.endswith("; trained with max_epochs 30; bilstm-crf: max_epochs 10, precision bfloat16 on this corpus")
+    # with no BiLSTM run on the corpus, its settings are not footnoted at all
+    (table3 / "table3" / "ler (coarse)/proposed/bilstm-crf/plain/seed-3/metrics.json").unlink()
+    last = run("results", str(table3)).output.rstrip("\n").splitlines()[-1]
+    assert last.endswith("; trained with max_epochs 30 on this corpus")
+
+
 def test_runs_on_different_embedding_files_are_footnoted(tmp_path):
     """Runs of one table that read different bytes under one spec (vectors trained on another machine) say so, with counts."""
     old, new = "ab6fba" + "0" * 58, "e266ce" + "1" * 58

@@ -16,7 +16,7 @@ column's header (`ud-en-ewt [accuracy]`) and in its title; `f1`, `precision`, `r
 import csv
 import io
 from collections import Counter
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Optional
 
 import pandas as pd
 
@@ -114,12 +114,39 @@ def subsample_notes(runs: pd.DataFrame) -> dict[str, str]:
     for label, group in runs.groupby("corpus_label", sort=True):
         used = group["subsample"].dropna()
         parts = [f"{len(used)} of {len(group)} runs on a subsample: {'; '.join(sorted(used.unique()))}"] if not used.empty else []
-        for note in ("split_note", "train_note"):
-            if note in group:
-                parts += sorted(group[note].dropna().unique())
+        if "split_note" in group:
+            parts += sorted(group["split_note"].dropna().unique())
+        if "train_note" in group:
+            parts += [note] if (note := merged_train_note(group)) else []
         if parts:
             notes[label] = "; ".join(parts)
     return notes
+
+
+TRAIN_NOTE_PREFIX, TRAIN_NOTE_SUFFIX = "trained with ", " on this corpus"
+
+
+def merged_train_note(runs: pd.DataFrame) -> Optional[str]:
+    """One corpus's training overrides as one footnote, from its runs' `train_note`s (`CorpusEntry.train_note`).
+
+    A note lists the corpus-wide settings and, per tagger, that tagger's own (`max_epochs 30; bilstm-crf: max_epochs 10`);
+    each run is the authority on its own tagger only, so a tagger's part is taken from that tagger's runs: a note written
+    before the experiment gave another tagger new settings does not put the old ones beside the new in the footnote.
+    """
+    shared: set[str] = set()
+    own: dict[str, set[str]] = {}
+    for tagger, note in zip(runs["tagger"], runs["train_note"]):
+        if not isinstance(note, str):
+            continue
+        body = note.removeprefix(TRAIN_NOTE_PREFIX).removesuffix(TRAIN_NOTE_SUFFIX)
+        for part in body.split("; "):
+            name, colon, settings = part.partition(": ")
+            if not colon:
+                shared.add(part)
+            elif name == tagger:
+                own.setdefault(name, set()).add(settings)
+    parts = sorted(shared) + [f"{name}: {settings}" for name in sorted(own) for settings in sorted(own[name])]
+    return f"{TRAIN_NOTE_PREFIX}{'; '.join(parts)}{TRAIN_NOTE_SUFFIX}" if parts else None
 
 
 def file_notes(runs: pd.DataFrame) -> dict[str, str]:
