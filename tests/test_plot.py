@@ -30,6 +30,7 @@ PAPER_TICKS = {
     ("lcrf-ner", True): {"arendt": 79.99, "ler (coarse)": 94.88, "sturm": 87.83},
 }
 BEST = {"arendt": 80.48, "ler (coarse)": 94.88, "sturm": 87.83}
+LABEL_OF_COLUMN = {"H. Arendt": "arendt", "LER CG": "ler (coarse)", "Sturm": "sturm"}  # table8=True names the groups as the table does
 
 
 def fake_runs(corpora: dict = CORPORA, taggers: tuple = TAGGERS, stacks: tuple = ("proposed",), seeds: int = 3) -> pd.DataFrame:
@@ -132,13 +133,15 @@ def test_y_range_shows_the_differences_and_holds_bars_and_references(table8):
     for container in bar_rows(axis):
         tagger, fix = row_key(container)
         for bar, label in zip(container, [t.get_text() for t in axis.get_xticklabels()]):
-            assert bar.get_height() == pytest.approx(table.loc[("proposed", tagger, fix, label), "mean"])
+            assert bar.get_height() == pytest.approx(table.loc[("proposed", tagger, fix, LABEL_OF_COLUMN.get(label, label)), "mean"])
 
 
 def test_paper_ticks_over_the_bars_with_a_counterpart():
     axis = drawn(comparison_figure(fake_runs(), table8=True))
     ticks = reference_lines(axis, "paper")
     labels = [t.get_text() for t in axis.get_xticklabels()]
+    assert labels == ["H. Arendt", "Sturm", "LER CG"]  # the table's names, in its order
+    labels = [LABEL_OF_COLUMN[label] for label in labels]
     found = 0
     for container in bar_rows(axis):
         for bar, label in zip(container, labels):
@@ -175,6 +178,13 @@ def test_groups_found_by_corpus_and_options_not_by_label():
     lines = reference_lines(axis, "best-published")
     by_group = {[t.get_text() for t in axis.get_xticklabels()][round((x0 + x1) / 2)]: y for x0, x1, y in lines}
     assert by_group == {"LER, default granularity": pytest.approx(94.55), "Sturm (renamed)": pytest.approx(87.83)}
+
+
+def test_table8_figure_leaves_out_corpora_the_table_has_not():
+    corpora = {"my own corpus": ("mine", {}), "sturm": ("sturm", {}), "arendt": ("arendt", {})}
+    axis = drawn(comparison_figure(fake_runs(corpora=corpora), table8=True))
+    assert [t.get_text() for t in axis.get_xticklabels()] == ["H. Arendt", "Sturm"]
+    assert len(bar_rows(axis)) == len(TAGGERS) * 2 and all(len(container) == 2 for container in bar_rows(axis))
 
 
 def test_anchors_of_other_languages_are_drawn_and_named_as_anchors():
@@ -226,4 +236,6 @@ def test_cli_plots_the_committed_table8(tmp_path, monkeypatch, table8):
     axis = drawn(figures[0])
     assert len(reference_lines(axis, "paper")) == (8 * 4 if table8 else 0)  # map, map-crf, lcrf-ner, cse, each ± Entity-Fix
     assert sorted(y for _, _, y in reference_lines(axis, "best-published")) == [80.48, 87.83, 94.55, 94.88]
+    labels = [t.get_text() for t in axis.get_xticklabels()]
+    assert labels == (["H. Arendt", "Sturm", "LER CG", "LER FG"] if table8 else ["arendt", "ler (10% train)", "ler (coarse, 10% train)", "sturm"])
     assert not axis.get_legend().get_window_extent().overlaps(axis.get_window_extent())

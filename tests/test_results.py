@@ -286,3 +286,13 @@ def test_help_shows_an_example():
     output = run("results", "--help").output
     assert "Usage: cli results [OPTIONS] [DIR]" in output
     assert "flairsuite results results/sturm-table3 --per-type" in output
+
+
+def test_table8_leaves_out_a_users_own_corpus(tmp_path):
+    """An experiment that also tagged a corpus of the user's own (unknown to the registry) still gets its Table 8."""
+    for seed, f1 in enumerate(STURM_F1, start=1):
+        write_run(tmp_path, metrics(tagger="map", seed=seed, f1=f1))
+        write_run(tmp_path, {**metrics("my letters", tagger="map", seed=seed, f1=0.6), "corpus": "my-letters"})
+    output = run("results", str(tmp_path), "--table8").output
+    assert "my letters" not in output
+    assert "| proposed | map | **77.12 ± 0.45 (3)** | 77.12 | 85.55 | 85.55 |" in output

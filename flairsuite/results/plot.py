@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 
 from flairsuite.atomic import atomic_file
 from flairsuite.results.references import REFERENCES, ZOELLNER_2021_TABLE8, known_task
-from flairsuite.results.table8 import paper_value
+from flairsuite.results.table8 import paper_value, table8_order, table8_runs
 from flairsuite.results.collect import SCORE
 from flairsuite.results.tables import FIX, comparison_table, labeled_by_metric, metric_title
 
@@ -156,7 +156,7 @@ def draw_best(axis: Axes, tasks: list, share: float) -> tuple[list[Artist], list
         )
     for group, reference in best.items():  # above the line: the paper's ticks, at most the best, stay below it
         axis.text(group - reach, reference.value, f"{reference.short} {reference.value:.2f}", ha="left", va="bottom", fontsize="x-small",
-                  color="0.3")
+                  color="0.3", zorder=4, bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "none", "pad": 1})  # readable over a bar
     return lines, [reference.value for reference in best.values()]
 
 
@@ -213,8 +213,12 @@ def panel_room(panel: Panel, reference_labels: list[str]) -> Room:
 
 def comparison_figure(runs: pd.DataFrame, metric: str = SCORE, split: str = "test", table8: bool = False) -> Figure:
     """One panel per experiment of `runs`; `table8`: also the paper's values as ticks over the bars (no pyplot state: an Agg canvas)."""
+    if table8:  # the table's column names and order (H. Arendt, Sturm, LER CG, LER FG), other corpora left out as there
+        runs = table8_runs(runs)
     groups = [(str(experiment), labeled_by_metric(group, metric)) for experiment, group in runs.groupby("experiment", sort=True)]
-    panels = [Panel(experiment, comparison_table(group, metric, split), group_tasks(group)) for experiment, group in groups]
+    tables = [comparison_table(group, metric, split) for _, group in groups]
+    tables = [table[table8_order(table)] if table8 else table for table in tables]
+    panels = [Panel(experiment, table, group_tasks(group)) for (experiment, group), table in zip(groups, tables)]
     titles = [metric_title(group, metric) for _, group in groups]
     references = metric in ("f1", SCORE) and split == "test"  # the references are test E-F1 (NER corpora only)
     reference_labels = ([PAPER_LABEL] if table8 else []) + sorted({r.label for r in REFERENCES.values()})

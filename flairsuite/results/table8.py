@@ -29,7 +29,7 @@ PAPER = {
 
 def column(corpus: str, options: dict[str, str]) -> str:
     """The Table 8 column of a run's corpus, or "" for corpora the table does not have."""
-    return COLUMNS.get(references.task(corpus, options), "")
+    return COLUMNS.get(references.known_task(corpus, options), "")
 
 
 def paper_value(tagger: str, entity_fix: bool, task_key: tuple[str, str]) -> Optional[float]:
@@ -38,14 +38,25 @@ def paper_value(tagger: str, entity_fix: bool, task_key: tuple[str, str]) -> Opt
     return dict(zip(COLUMNS, values)).get(task_key)
 
 
-def table8(runs: pd.DataFrame, fmt: str = "md") -> str:
-    """Table 8 of the runs (one experiment's) with the paper's values beside them."""
+def table8_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs on Table 8's tasks, each labelled with its column's name (`LER CG`); an error when there are none."""
     runs = runs.assign(corpus_label=[column(c, o) for c, o in zip(runs["corpus"], runs["corpus_options"])])
     runs = runs[runs["corpus_label"] != ""]
     if runs.empty:
         raise FlairsuiteError(f"no runs on the tasks of Table 8 ({', '.join(COLUMNS.values())})")
+    return runs
+
+
+def table8_order(table: pd.DataFrame) -> list[str]:
+    """The Table 8 columns a comparison table holds, in the paper's order."""
+    return [name for name in COLUMNS.values() if name in table.columns.get_level_values(0)]
+
+
+def table8(runs: pd.DataFrame, fmt: str = "md") -> str:
+    """Table 8 of the runs (one experiment's) with the paper's values beside them."""
+    runs = table8_runs(runs)
     table = comparison_table(runs)
-    tasks = [name for name in COLUMNS.values() if name in table.columns.get_level_values(0)]
+    tasks = table8_order(table)
     cells = comparison_cells(table, STYLES[fmt])[tasks]
     means = table.xs("mean", axis=1, level="stat")[tasks]
     cells["Average"] = means.mean(axis=1, skipna=False).map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
