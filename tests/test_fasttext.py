@@ -155,7 +155,9 @@ def test_named_vectors_sit_beside_and_one_thread_retrains_them_bit_for_bit(train
     for attempt in ("a", "b"):
         home = tmp_path / attempt
         monkeypatch.setenv("FLAIRSUITE_HOME", str(home))
-        assert run(*args, "--name", "de16").exit_code == 0
+        result = run(*args, "--name", "de16")
+        assert result.exit_code == 0
+        assert "de16-fasttext:" in result.output and "de-fasttext:" not in result.output  # the progress bar names the set
         assert [p.name for p in (home / "wordvectors").iterdir()] == ["de16-fasttext"]
         assert resolve("fasttext:de16", home).embedding_length == 16
         digests.append(artifact_digest("fasttext:de16", home))

@@ -44,17 +44,19 @@ def train_fasttext_command(options: dict[str, Any]) -> Iterator[str]:
             lang, options["corpus"], options["corpora_dir"], None, options["heldout_fraction"], seed=options["seed"]
         )
         yield from describe(corpus)
-        summary = train_into(temp, corpus, config, corpora_dir(options["corpora_dir"]))
+        summary = train_into(temp, corpus, config, corpora_dir(options["corpora_dir"]), label=target.name)
     yield from summary_lines(summary)
     yield f"vectors: {target / VECTORS_FILE} (loads with flair.embeddings.WordEmbeddings(path))"
 
 
-def train_into(folder: Path, corpus: PreparedCorpus, config: FastTextConfig, root: Path) -> dict[str, Any]:
-    """Train on `corpus`, add the uncovered tokens of the labeled corpora under `root`, save vectors and summary.json."""
+def train_into(folder: Path, corpus: PreparedCorpus, config: FastTextConfig, root: Path, label: str = "") -> dict[str, Any]:
+    """Train on `corpus`, add the uncovered tokens of the labeled corpora under `root`, save vectors and summary.json.
+
+    `label`: the progress bar's name (the vectors folder's, e.g. `de100-fasttext`; default `<language>-fasttext`)."""
     language = corpus.meta["config"]["language"]
     started = time.monotonic()
     characters = language_segmentation(language) == "characters"  # Chinese: one token per character, as in the NER sets
-    model = train_fasttext(TokenStream(corpus.text_path("train"), characters), config, desc=f"{language}-fasttext")
+    model = train_fasttext(TokenStream(corpus.text_path("train"), characters), config, desc=label or f"{language}-fasttext")
     seconds = time.monotonic() - started
     splits = list(labeled_tokens(language, root))
     vectors, added = augmented(model.wv, splits)
