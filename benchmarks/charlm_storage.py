@@ -4,7 +4,7 @@ Writes a float16 copy of a float32 `best-lm.pt` with the suite's `store_weights_
 Flair does (`LanguageModel.load_language_model`), and prints file sizes and valid perplexity per character on
 the prepared corpus of the model's own summary (the `de` recipe's by default), with the ratios.
 
-    python benchmarks/charlm_storage.py                                   # charlm/de-forward/best-lm.pt
+    FLAIRSUITE_CORPORA=../shared/corpora python benchmarks/charlm_storage.py   # charlm/de-forward/best-lm.pt
     python benchmarks/charlm_storage.py charlm/de-h1024-0.7h-forward/best-lm.pt --valid-chars 100000
 """
 

@@ -140,6 +140,17 @@ def test_a_taggers_overrides_are_footnoted_from_its_own_runs(table3):
     assert last.endswith("; trained with max_epochs 30 on this corpus")
 
 
+def test_train_note_footnote_reads_the_format_experiments_write():
+    """merged_train_note parses what CorpusChoice.train_note writes (the two live in different layers)."""
+    from flairsuite.experiments.config import CorpusChoice
+    from flairsuite.results.tables import merged_train_note
+
+    note = CorpusChoice("ler", {}, train={"max_epochs": 30}, tagger_train={"bilstm-crf": {"max_epochs": 10, "precision": "bfloat16"}}).train_note
+    runs = pd.DataFrame({"tagger": ["map", "bilstm-crf"], "train_note": [note, note]})
+    assert merged_train_note(runs) == note
+    assert merged_train_note(runs[runs["tagger"] == "map"]) == "trained with max_epochs 30 on this corpus"
+
+
 def test_runs_on_different_embedding_files_are_footnoted(tmp_path):
     """Runs of one table that read different bytes under one spec (vectors trained on another machine) say so, with counts."""
     old, new = "ab6fba" + "0" * 58, "e266ce" + "1" * 58

@@ -84,7 +84,9 @@ class CorpusChoice:
 
     @property
     def train_note(self) -> Optional[str]:
-        """The entry's own training overrides, for metrics and table footnotes (None: it has none), e.g. `max_epochs 10`."""
+        """The entry's own training overrides, for metrics and table footnotes (None: it has none), e.g. `max_epochs 10`.
+
+        `flairsuite.results.tables.merged_train_note` reads this format back (tests/test_results.py checks the two agree)."""
         parts = [", ".join(f"{key} {value}" for key, value in self.train.items())] if self.train else []
         parts += [f"{tagger}: " + ", ".join(f"{key} {value}" for key, value in settings.items())
                   for tagger, settings in self.tagger_train.items() if settings]

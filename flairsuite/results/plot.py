@@ -211,14 +211,18 @@ def panel_room(panel: Panel, reference_labels: list[str]) -> Room:
     return Room(max(4.5, n_groups * slot), legend, max(6.5, 0.23 * (n_rows + 1 + len(reference_labels)) + 1.6))
 
 
+def panel_table(runs: pd.DataFrame, metric: str, split: str, table8: bool) -> pd.DataFrame:
+    """The comparison table one panel draws; with `table8` its columns in the paper's order."""
+    table = comparison_table(runs, metric, split)
+    return table[table8_order(table)] if table8 else table
+
+
 def comparison_figure(runs: pd.DataFrame, metric: str = SCORE, split: str = "test", table8: bool = False) -> Figure:
     """One panel per experiment of `runs`; `table8`: also the paper's values as ticks over the bars (no pyplot state: an Agg canvas)."""
     if table8:  # the table's column names and order (H. Arendt, Sturm, LER CG, LER FG), other corpora left out as there
         runs = table8_runs(runs)
     groups = [(str(experiment), labeled_by_metric(group, metric)) for experiment, group in runs.groupby("experiment", sort=True)]
-    tables = [comparison_table(group, metric, split) for _, group in groups]
-    tables = [table[table8_order(table)] if table8 else table for table in tables]
-    panels = [Panel(experiment, table, group_tasks(group)) for (experiment, group), table in zip(groups, tables)]
+    panels = [Panel(experiment, panel_table(group, metric, split, table8), group_tasks(group)) for experiment, group in groups]
     titles = [metric_title(group, metric) for _, group in groups]
     references = metric in ("f1", SCORE) and split == "test"  # the references are test E-F1 (NER corpora only)
     reference_labels = ([PAPER_LABEL] if table8 else []) + sorted({r.label for r in REFERENCES.values()})
