@@ -80,7 +80,10 @@ def corpus_options(command: Any) -> Any:
         click.option("--granularity", default=None, help="LER: fine (19 types, default) or coarse (7 types)."),
         click.option(
             "--option", "extra", multiple=True, metavar="KEY=VALUE",
-            help="Any other dataset option, or key of a corpus folder (train=FILE, dev=FILE, test=FILE, encoding, comment, docstart, name).",
+            help=(
+                "Any other dataset option, or key of a corpus folder "
+                "(train=FILE, dev=FILE, test=FILE, dev_fraction, encoding, comment, docstart, name, task)."
+            ),
         ),
         click.option("--splits", default=None, help="Comma-separated splits to read (default: all the corpus has)."),
         click.option("--format", "file_format", default=None, help="Corpus folder: column (default), conllu or spans_json."),
@@ -223,7 +226,10 @@ def corpora_fetch(name: str, corpora_dir: Optional[str]) -> None:
     "--corpus", multiple=True, type=click.Path(),
     help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set.",
 )
-@click.option("--preset", default="cpu", show_default=True, help="Recipe preset: cpu (2 cores, ~1 h) or paper (Akbik et al. 2018).")
+@click.option(
+    "--preset", default="cpu", show_default=True,
+    help="Recipe preset: cpu (2 cores, 82 M characters, ~1.5 h a direction) or paper (Akbik et al. 2018).",
+)
 @click.option("--hidden-size", type=int, help="LSTM hidden size.")
 @click.option("--nlayers", type=int, help="LSTM layers.")
 @click.option("--embedding-size", type=int, help="Character embedding size.")
@@ -454,8 +460,8 @@ def match_lexicon(lexicon: str, file: str, rule: str, out: Optional[str]) -> Non
 )
 @click.option("--max-hours", type=float, default=None, help="Training time [default: 1 unless --max-tokens].")
 @click.option("--max-tokens", type=int, default=None, help="Tokens to train on (also the end of the learning-rate decay).")
-@click.option("--validate-tokens", type=int, default=None, help="Training tokens between validation points [preset: 250,000].")
-@click.option("--checkpoint-minutes", type=float, default=None, help="Minutes between checkpoints [preset: 5].")
+@click.option("--validate-tokens", type=int, default=None, help="Training tokens between validation points [preset: cpu 250,000, paper 20,000,000].")
+@click.option("--checkpoint-minutes", type=float, default=None, help="Minutes between checkpoints [preset: cpu 5, paper 4].")
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False), default=None,
     help="Folder for the model folder [default: bert/ under $FLAIRSUITE_HOME].",
@@ -550,7 +556,7 @@ def tag(
 @corpora_dir_option
 @click.pass_context
 def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional[str]) -> None:
-    """The whole pipeline on a small default: Sturm, a German LM pair and word vectors, three taggers, one table (~7 min on 2 cores).
+    """The whole pipeline on a small default: Sturm, a German LM pair and word vectors, three taggers, one table (about 5 min on 2 cores).
 
     Fetches Sturm, trains a small forward/backward character-LM pair (3 minutes each) unless
     charlm/de-forward and charlm/de-backward exist (the released pair is committed), then runs

@@ -16,6 +16,7 @@ types (`span_labels`), as `corpus.make_label_dictionary("ner", add_unk=False)` m
 | `map` | one linear map + softmax (multinomial logistic regression) | `LINEAR_TRAIN` |
 | `lcrf-ner` | linear map + LCRF-NER (flairsuite/models/lcrf.py) | `LINEAR_TRAIN` |
 | `bilstm-lcrf-ner` | as `bilstm-crf` with LCRF-NER | `PAPER_TRAIN` |
+| `bilstm512-crf` | as `bilstm-crf`, hidden 512 per direction (the hidden-size ablation) | `PAPER_TRAIN` |
 | `cse` | Class-Start-End heads on the embeddings (flairsuite/models/cse.py) | `LINEAR_TRAIN` |
 
 The linear taggers skip Flair's reprojection layer (two linear maps in a row are still one linear
