@@ -592,6 +592,11 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 )
 @click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True)
 @click.option("--per-type", is_flag=True, help="Also a table per corpus: mean score per entity type (PoS: per tag).")
+@click.option(
+    "--artifacts", is_flag=True,
+    help="Also a table per experiment of its stacks' embedding files as the runs recorded them "
+    "(LM characters, hours, valid perplexity; fastText dim; BERT settings; SHA-256).",
+)
 @click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
 @click.option(
     "--curve", type=click.Choice(["train-fraction", "lm-chars"]), default=None,
@@ -604,7 +609,7 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
     help="Also write a bar chart PNG [default: DIR/comparison.png]; a path goes as --plot=PATH. With --table8: the paper's values as ticks.",
 )
 def results(
-    directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, table8: bool,
+    directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, artifacts: bool, table8: bool,
     table6: bool, table9: bool, plot: Optional[str], curve: Optional[str]
 ) -> None:
     """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
@@ -615,6 +620,7 @@ def results(
     \b
     Examples:
       flairsuite results results/sturm-table3 --per-type
+      flairsuite results results/ablation-lm-de --split dev --artifacts
       flairsuite results --experiment sturm-table3 --format latex --plot=table3.png
     """
     from pathlib import Path
@@ -648,6 +654,10 @@ def results(
         click.echo("\n\n".join(paper_layout(group, fmt) for _, group in frame.groupby("experiment")))
     else:
         click.echo(report(frame, types, fmt, metric, split, per_type))
+    if artifacts:
+        from flairsuite.results.artifacts import artifact_report
+
+        click.echo("\n\n" + artifact_report(frame, fmt))
     if plot is not None:
         target = Path(plot) if plot else root / "comparison.png"
         write_plot(frame, target, metric, split, table8=table8)

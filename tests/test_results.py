@@ -169,6 +169,36 @@ def test_runs_on_different_embedding_files_are_footnoted(tmp_path):
     assert not any("charlm" in line for line in lines if line.startswith("†"))
 
 
+def test_artifacts_table_puts_each_stacks_lm_record_beside_the_scores(tmp_path):
+    """--artifacts: per stack and member what its runs recorded of the training (characters, hours, perplexity, dim),
+    the files they read, and how many runs (a run's Entity-Fix variant is the same run)."""
+    def lm(chars: int, ppl: float) -> dict:
+        return {"chars": chars, "hours": 1.005, "valid_ppl": ppl, "hidden_size": 512}
+
+    short = {"charlm:de-1h-forward": lm(20_512_300, 4.1617), "fasttext:de100": {"dim": 100}}
+    long = {"charlm:de-forward": lm(82_000_000, 3.5021), "fasttext:de100": {"dim": 100}}
+    for seed in (1, 2):
+        digests = {"charlm:de-1h-forward": "bbb337" + "0" * 58, "fasttext:de100": ("c64877" if seed == 1 else "ab6fba") + "1" * 58}
+        write_run(tmp_path, metrics(embeddings="lm-1h", seed=seed, artifact_summaries=short, artifact_digests=digests))
+    plain = metrics(embeddings="lm-4h", artifact_summaries=long, artifact_digests={"charlm:de-forward": "cc4c37" + "2" * 58})
+    write_run(tmp_path, plain)
+    write_run(tmp_path, {**plain, "run": plain["run"] + "/entity-fix", "entity_fix": True})
+    write_run(tmp_path, metrics(embeddings="old", seed=3))  # from before the record: no row
+    output = run("results", str(tmp_path), "--artifacts").output
+    assert "table3: the embedding files of each stack" in output
+    rows = table_rows(output.split("embedding files of each stack")[1])
+    assert rows == {
+        "stack / embedding": ["how it was trained (the runs' record)", "file SHA-256", "runs"],
+        "lm-1h / charlm:de-1h-forward": ["20.5 M characters, 1.00 h, valid perplexity 4.162, hidden 512", "bbb337…", "2"],
+        "lm-1h / fasttext:de100": ["dim 100", "c64877… / ab6fba…", "2"],
+        "lm-4h / charlm:de-forward": ["82.0 M characters, 1.00 h, valid perplexity 3.502, hidden 512", "cc4c37…", "1"],
+        "lm-4h / fasttext:de100": ["dim 100", "", "1"],
+    }
+    assert "embedding files" not in run("results", str(tmp_path)).output  # only when asked
+    csv_part = run("results", str(tmp_path), "--artifacts", "--format", "csv").output.split("embedding files of each stack")[1]
+    assert '"20.5 M characters, 1.00 h, valid perplexity 4.162, hidden 512"' in csv_part
+
+
 def test_no_footnote_without_subsample(tmp_path):
     write_run(tmp_path, metrics())
     assert "†" not in run("results", str(tmp_path)).output
