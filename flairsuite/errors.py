@@ -24,3 +24,24 @@ def unknown_name_error(kind: str, name: str, known: list[str]) -> FlairsuiteErro
     close = difflib.get_close_matches(name, known, n=3)
     hint = f" Did you mean {', '.join(close)}?" if close else f" Known: {', '.join(known)}."
     return FlairsuiteError(f"unknown {kind} '{name}'.{hint}")
+
+
+def read_utf8(path: Union[str, Path], what: str = "file") -> str:
+    """The text of a UTF-8 file (a BOM kept as U+FEFF); a missing, unreadable or non-UTF-8 file is a one-line error,
+    the last naming the line and column of the first bad byte."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, None, f"{what} not found") from None
+    except IsADirectoryError:
+        raise InputError(path, None, f"a folder, not a {what}") from None
+    except OSError as err:
+        raise InputError(path, None, f"cannot read the {what}: {err.strerror or err}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - data.rfind(b"\n", 0, err.start)
+        raise InputError(path, line, f"not valid utf-8: byte 0x{data[err.start]:02x} at column {column} (convert the file, e.g. with iconv)") from None
+

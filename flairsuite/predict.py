@@ -29,7 +29,7 @@ from flair.models import SequenceTagger
 from flair.splitter import SegtokSentenceSplitter
 
 import flairsuite.bert  # noqa: F401  (a tagger on a relative/WWA BERT rebuilds its model type "flairsuite_bert" on loading)
-from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.errors import FlairsuiteError, InputError, read_utf8
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.markup.html import render_html
 from flairsuite.markup.spans import Span
@@ -49,18 +49,7 @@ BOM = "\ufeff"
 
 def read_source(path: Path) -> str:
     """The file's text (UTF-8, a BOM kept as U+FEFF); a missing, unreadable or non-UTF-8 file is a one-line error."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, None, "file not found") from None
-    except OSError as err:
-        raise InputError(path, None, f"cannot read the file: {err.strerror or err}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        column = err.start - data.rfind(b"\n", 0, err.start)
-        raise InputError(path, line, f"not valid utf-8: byte 0x{data[err.start]:02x} at column {column} (convert the file, e.g. with iconv)") from None
+    return read_utf8(path)
 
 
 def read_text(path: Path) -> str:

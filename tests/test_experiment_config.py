@@ -183,7 +183,13 @@ def test_duplicate_yaml_key_names_the_line(tmp_path: Path) -> None:
 
 def test_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "none.yaml"
-    assert error(path) == f"{path}: cannot read: No such file or directory"
+    assert error(path) == f"{path}: experiment file not found"
+
+
+def test_experiment_file_not_in_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"name: t3\n# Gr\xfc\xdfe\ncorpora: [sturm]\n")
+    assert error(path) == f"{path}:2: not valid utf-8: byte 0xfc at column 5 (convert the file, e.g. with iconv)"
 
 
 def test_grid_expansion_and_run_ids(tmp_path: Path) -> None:

@@ -281,6 +281,10 @@ def test_characters_lexicon_on_word_tokens_covers_every_token_it_touches():
         ("# flairsuite lexicon: units=tokens\nentry\n", ":1: units must be one of characters, words (found 'tokens')"),
         (HEADER_WORDS + "Berlin\t1\tx\n", ":3: 3 tab-separated cells, the header names 2"),
         (HEADER_WORDS + "Berlin\thigh\n", ":3: score 'high' is not a number"),
+        (HEADER_WORDS + "Berlin\t2.5\nWien\tnan\n", ":4: score 'nan' is not a number"),
+        ("# flairsuite lexicon: units=words\nentry\tfrequency\tmi\tscore\nFranz Marc\t12\tabc\t1.5\n", ":3: mi 'abc' is not a number"),
+        ("# flairsuite lexicon: units=words\nentry\nBer\xfcn\n".encode("latin-1"),
+         ":3: not valid utf-8: byte 0xfc at column 4 (convert the file, e.g. with iconv)"),
         ("# flairsuite lexicon: units=words\nscore\tentry\n", ":2: the second line must name the columns, the first being `entry`"),
     ],
 )
@@ -341,6 +345,9 @@ def test_discover_words_and_match_lexicon_from_the_command_line(tmp_path, monkey
     assert re.match(r"matched \d+ spans in 2 lines \(32 characters\) by the maximum rule in", matched.stderr)
     bad = run("match-lexicon", str(tmp_path / "none.tsv"), str(text))
     assert bad.exit_code == 1 and bad.stderr.strip().startswith(f"Error: {tmp_path / 'none.tsv'}: lexicon not found")
+    latin = write_file(tmp_path / "latin.txt", "Franz Marc\nMünchen\n".encode("latin-1"))
+    bad = run("match-lexicon", str(out), str(latin))
+    assert bad.exit_code == 1 and bad.stderr.strip() == f"Error: {latin}:2: not valid utf-8: byte 0xfc at column 2 (convert the file, e.g. with iconv)"
 
 
 def test_a_dataset_the_raw_text_already_holds_is_not_added_twice(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Optional
 
 import pytest
 from click.testing import CliRunner, Result
@@ -151,11 +152,12 @@ def test_type_map_override(tmp_path: Path) -> None:
         ("work: title\nplace: <placeName>\n", ":2: '<placeName>' is not an element name"),
         ("work: title\nperson:\n  - persName\n", ":3: the element of 'person' must be one name"),
         ("work: title\nWork: bibl\n", ":2: type 'Work' appears twice"),
-        (b"work: t\xeftel\n", "cannot read the markup map"),
+        (b"work: t\xeftel\n", ":1: not valid utf-8: byte 0xef at column 8"),
+        (None, "markup map file not found"),
     ],
 )
-def test_bad_type_map_is_an_input_error(tmp_path: Path, content: str, message: str) -> None:
-    path = write_file(tmp_path / "map.yaml", content)
+def test_bad_type_map_is_an_input_error(tmp_path: Path, content: Optional[str], message: str) -> None:
+    path = write_file(tmp_path / "map.yaml", content) if content is not None else tmp_path / "map.yaml"  # None: no file
     with pytest.raises(InputError) as caught:
         load_type_map(path)
     assert str(caught.value).startswith(str(path)) and message in str(caught.value) and "\n" not in str(caught.value)

@@ -330,6 +330,28 @@ def test_check_on_a_folder_and_on_a_registered_name(tmp_path, sturm):
     assert registered.exit_code == 0 and registered.output.splitlines()[-1] == "ok: sturm", registered.output
 
 
+def test_check_stops_at_an_empty_split_and_warns_of_types_train_lacks(tmp_path):
+    """An empty file is an error (a tagger can neither learn nor be scored on it); a type only dev or test holds is a
+    warning naming its first line (legal, but no tagger can learn it: often a typo)."""
+    empty = bioes_folder(tmp_path / "empty", train="# only a comment line\n\n")
+    assert one_error_line(run("corpora", "check", str(empty), "--option", "comment=#")) == (
+        f"Error: {empty / 'train.tsv'}: the train split of empty holds no sentences")
+    odd = bioes_folder(tmp_path / "odd", test="Nell\tNE\tS-pers\n\nParis\tNE\tS-plcae\n")
+    result = run("corpora", "check", str(odd))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-2:] == [
+        f"warning: {odd / 'test.tsv'}:3: type 'plcae' of test never occurs in train: no tagger can learn it", "ok: odd"]
+    assert "warning" not in run("corpora", "check", str(bioes_folder(tmp_path / "fine"))).output
+
+
+def test_a_file_where_a_corpus_folder_belongs_is_one_error_line(tmp_path, monkeypatch):
+    write_file(tmp_path / "letters.tsv", BIOES_TRAIN)
+    monkeypatch.chdir(tmp_path)
+    message = f"Error: {tmp_path / 'letters.tsv'}: a file; a corpus is a folder holding its train, dev and test files"
+    assert one_error_line(run("corpora", "check", "letters.tsv")) == message
+    assert one_error_line(run("corpora", "check", "./letters.tsv")) == message
+
+
 def test_folder_options_and_registry_options_do_not_mix(tmp_path):
     root = bioes_folder(tmp_path / "letters")
     assert one_error_line(run("corpora", "stats", "sturm", "--format", "conllu")) == (

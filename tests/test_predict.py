@@ -193,7 +193,7 @@ def test_bad_model_is_one_error_line(models: dict[str, Path], tmp_path: Path) ->
 
 
 def test_folder_as_input_is_one_error_line(models: dict[str, Path], tmp_path: Path) -> None:
-    assert "cannot read the file" in one_error_line(run(str(models["map"]), str(tmp_path)))
+    assert one_error_line(run(str(models["map"]), str(tmp_path))) == f"Error: {tmp_path}: a folder, not a file"
 
 
 def test_entity_fix_option_repairs_raw_tags(models: dict[str, Path], tmp_path: Path) -> None:

@@ -143,4 +143,27 @@ def read_splits(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] =
     data = {split: read_split(spec, path) for split, path in resolve_splits(spec, root, on_disk).items()} if on_disk else {}
     if sampled:
         data["train"], data["dev"] = read_train_and_dev(spec, resolve_splits(spec, root, ["train"])["train"])
+    for split in wanted:
+        if not data[split].sentences:  # a tagger can neither train nor be scored on it: an empty or all-comment file
+            raise InputError(data[split].path, None, f"the {split} split of {spec.name} holds no sentences")
     return {split: data[split] for split in wanted}
+
+
+def types_missing_from_train(data: dict[str, SplitData], spans: bool) -> list[tuple[str, str, int]]:
+    """(split, type, first line) for each entity type (`spans`: NER) or tag (PoS) of the other splits that train never
+    holds: a tagger cannot learn it, so every occurrence is an error it cannot avoid (often a typo in the file)."""
+    def types_of(tag: str) -> Optional[str]:
+        return (tag.partition("-")[2] or None) if spans else tag
+
+    if "train" not in data:
+        return []
+    trained = {types_of(tag) for sentence in data["train"].sentences for tag in sentence.tags}
+    missing: dict[tuple[str, str], int] = {}
+    for split, part in data.items():
+        for sentence in part.sentences:
+            for tag, line in zip(sentence.tags, sentence.lines):
+                kind = types_of(tag)
+                if kind is not None and kind not in trained:
+                    missing.setdefault((split, kind), line)
+    return [(split, kind, line) for (split, kind), line in missing.items()]
+

@@ -106,6 +106,8 @@ def _encoding(value: Any) -> str:
 
 def find_files(folder: Path, given: Mapping[str, Any]) -> dict[str, Path]:
     """split -> file: those named in `given`, the others found by name (`*train*`, `*dev*` or `*valid*`, `*test*`); absent splits left out."""
+    if folder.is_file():
+        raise FlairsuiteError(f"{folder}: a file; a corpus is a folder holding its train, dev and test files")
     if not folder.is_dir():
         raise FlairsuiteError(f"{folder}: no such folder")
     files = {}
@@ -272,6 +274,6 @@ def entry_from_texts(entry: Mapping[str, str]) -> dict[str, Any]:
 
 
 def is_folder_argument(argument: str) -> bool:
-    """Whether a command's NAME_OR_PATH argument means a folder: it has a path separator, or is a folder and no registered name."""
-    return "/" in argument or "\\" in argument or (argument not in names() and Path(argument).is_dir())
+    """Whether a command's NAME_OR_PATH argument means a folder: it has a path separator, or names something on disk and no registered name (a file is then a one-line error)."""
+    return "/" in argument or "\\" in argument or (argument not in names() and Path(argument).exists())
 

@@ -20,7 +20,7 @@ from flairsuite.corpora.own import corpus_record, own_corpus
 from flairsuite.corpora.registry import DatasetSpec, dataset, names
 from flairsuite.corpora.tasks import LABELED_TASKS, Task, task
 from flairsuite.embeddings import frozen, parse
-from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
+from flairsuite.errors import FlairsuiteError, InputError, read_utf8, unknown_name_error
 from flairsuite.models.registry import TAGGERS, fine_tune_train, tagger_spec
 from flairsuite.models.settings import TrainSettings
 from flairsuite.values import is_int, is_number, show
@@ -180,10 +180,7 @@ _UniqueKeyLoader.add_implicit_resolver(
 
 
 def _read_yaml(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(path, None, f"cannot read: {getattr(err, 'strerror', None) or err}") from None
+    text = read_utf8(path, "experiment file")
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.MarkedYAMLError as err:

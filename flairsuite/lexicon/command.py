@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from flairsuite.corpora.labeled import read_split
 from flairsuite.corpora.registry import dataset, language_segmentation
-from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.errors import FlairsuiteError, read_utf8
 from flairsuite.lexicon.coverage import Coverage, language_coverage
 from flairsuite.lexicon.discover import SETTINGS, DiscoverySettings, discover
 from flairsuite.lexicon.match import LexiconMatcher
@@ -115,12 +115,7 @@ def match_lines(lexicon: Lexicon, rule: str, lines: Iterable[str]) -> Iterator[d
 
 def read_lines(path: Path) -> list[str]:
     """The lines of a UTF-8 text file; a missing or undecodable file is a one-line error."""
-    if not path.is_file():
-        raise FlairsuiteError(f"{path}: file not found")
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as err:
-        raise InputError(path, None, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+    return read_utf8(path).splitlines()
 
 
 def match_command(lexicon_path: Path, file: Path, rule: str, out: Optional[Path]) -> Iterator[str]:

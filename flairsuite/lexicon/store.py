@@ -18,7 +18,7 @@ from typing import Optional
 import pandas as pd
 
 from flairsuite.atomic import write_text
-from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.errors import FlairsuiteError, InputError, read_utf8
 
 UNITS = ("characters", "words")
 MAGIC = "# flairsuite lexicon:"
@@ -67,10 +67,7 @@ def read_lexicon(path: Path) -> Lexicon:
     """The lexicon in `path`; a missing file, a bad header or a bad line is a one-line error naming file and line."""
     if not path.is_file():
         raise FlairsuiteError(f"{path}: lexicon not found (make one with `flairsuite discover-words --lang LANG --out {path}`)")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as err:
-        raise InputError(path, None, f"not UTF-8 text ({err.reason} at byte {err.start})") from None
+    lines = read_utf8(path, "lexicon").splitlines()
     if not lines:
         raise InputError(path, None, "empty file")
     fields = _header(path, lines[0])
@@ -88,14 +85,21 @@ def read_lexicon(path: Path) -> Lexicon:
         entry = split_entry(cells[0], fields["units"])
         if not entry:
             raise InputError(path, number, "empty entry")
-        score = math.nan
-        if score_at is not None:
-            try:
-                score = float(cells[score_at])
-            except ValueError:
-                raise InputError(path, number, f"score {cells[score_at]!r} is not a number") from None
+        for column, cell in zip(columns[1:], cells[1:]):
+            if column in SCORE_COLUMNS and not finite_number(cell):
+                raise InputError(path, number, f"{column} {cell!r} is not a number")
+        score = float(cells[score_at]) if score_at is not None else math.nan
         if entry not in seen:
             seen.add(entry)
             entries.append(entry)
             scores.append(score)
     return Lexicon(fields["units"], tuple(entries), tuple(scores), fields.get("language", "unknown"), path)
+
+
+def finite_number(text: str) -> bool:
+    """Whether a lexicon cell reads as a finite number (`nan` and `inf` do not)."""
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+

@@ -13,7 +13,7 @@ from xml.sax.saxutils import escape
 
 import yaml
 
-from flairsuite.errors import InputError
+from flairsuite.errors import InputError, read_utf8
 
 ELEMENT = re.compile(r"([A-Za-z_][\w.-]*)(?:\[@type(?:=(?:\"([^\"]*)\"|'([^']*)'|([^\]\"']+)))?\])?")
 FALLBACK_KEY = "*"
@@ -83,12 +83,7 @@ DEFAULT_TYPE_MAP = TypeMap(
 
 def load_type_map(path: Path, base: TypeMap = DEFAULT_TYPE_MAP) -> TypeMap:
     """`base` overridden by the YAML mapping in `path` (type: element); a bad file is a one-line error with its line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(path, None, "markup map file not found") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(path, None, f"cannot read the markup map: {getattr(err, 'strerror', None) or err}") from None
+    text = read_utf8(path, "markup map file")
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as err:

@@ -46,7 +46,7 @@ from typing import Any, Callable, NamedTuple, Union
 import pandas as pd
 
 from flairsuite.corpora.tasks import task
-from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.errors import FlairsuiteError, InputError, read_utf8
 from flairsuite.values import is_int, is_number
 
 METRICS_FILE = "metrics.json"
@@ -151,11 +151,9 @@ def check(value: Any, schema: Schema, key: str = "") -> None:
 def read_run(path: Path) -> RunMetrics:
     """Parse and validate one metrics file; a problem is a one-line error naming the file (and key)."""
     try:
-        metrics = json.loads(path.read_text(encoding="utf-8"))
+        metrics = json.loads(read_utf8(path))
     except json.JSONDecodeError as err:
         raise InputError(path, err.lineno, f"not valid JSON: {err.msg}") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(path, None, f"cannot read: {getattr(err, 'strerror', None) or err}") from None
     try:
         if not isinstance(metrics, dict):
             raise ValueError("not a JSON object")
