@@ -352,16 +352,23 @@ def test_flairsuite_predict_runs_the_taggers(tagged, tmp_path: Path, run: str) -
     text = write_file(tmp_path / "text.txt", "Am Montag kam Anna nach Berlin. Herwarth Walden schrieb aus Wien.\n")
     code = "import sys; from flairsuite.cli import main; sys.argv = ['flairsuite', *sys.argv[1:]]; main()"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    outputs = []
+    outputs, texts = [], []
     for fast in ("--fast", "--no-fast"):
         done = subprocess.run([sys.executable, "-c", code, "predict", str(tagged[2] / run / "model.pt"), str(text), fast], env=env,
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-3000:]
         outputs.append([line.split("\t") for line in done.stdout.split("\n") if "\t" in line])  # (Flair logs to stdout too)
+        texts.append(done.stdout)
     rows = outputs[0]
     assert [token for token, _ in rows][:6] == ["Am", "Montag", "kam", "Anna", "nach", "Berlin"]
     assert all(tag == "O" or tag[:2] in ("B-", "I-") for _, tag in rows)
     assert run.startswith("heads/") or outputs[0] == outputs[1]  # (with a char-LM the fast path runs its LSTM in int8)
+    if run.startswith("plain/"):  # a SequenceTagger: --no-fast is Flair's own predict, tag for tag
+        sentences = [[line.split("\t") for line in block.splitlines() if "\t" in line] for block in texts[1].split("\n\n")]
+        sentences = [sentence for sentence in sentences if sentence]
+        assert len(sentences) == 2
+        assert [[tag for _, tag in sentence] for sentence in sentences] == flair_tags(
+            tagged[2] / run / "model.pt", [[token for token, _ in sentence] for sentence in sentences])
 
 
 # ---------------------------------------------------------------------------------------------------------------------

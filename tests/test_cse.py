@@ -134,8 +134,9 @@ def test_decoded_tags_are_well_formed(trained):
     tensor, lengths, _ = synthetic_batch(seed=3, count=16)
     untrained = ClassStartEndTagger(trained[0].embeddings, type_dictionary(), "ner")
     untrained.eval()
-    for tokens in untrained.features_decode(tensor + torch.randn_like(tensor), lengths):
-        tags = [tag for tag, _ in tokens]
+    decoded = [[tag for tag, _ in tokens] for tokens in untrained.features_decode(tensor + torch.randn_like(tensor), lengths)]
+    assert sum(tag.startswith("I-") for tags in decoded for tag in tags) > 0  # noise decodes to spans longer than one token
+    for tags in decoded:
         assert entity_fix(tags) == tags
 
 
@@ -214,4 +215,10 @@ def test_trains_with_flairs_model_trainer(tmp_path: Path):
     embeddings = OneHotEmbeddings.from_corpus(corpus, min_freq=1, embedding_length=8)
     model = ClassStartEndTagger(embeddings, corpus.make_label_dictionary("ner", add_unk=False), "ner")
     ModelTrainer(model, corpus).train(tmp_path, max_epochs=2, mini_batch_size=2, learning_rate=0.1)
-    assert isinstance(flair.nn.Classifier.load(tmp_path / "final-model.pt"), ClassStartEndTagger)
+    assert len((tmp_path / "loss.tsv").read_text(encoding="utf-8").strip().splitlines()) == 1 + 2  # header, 2 epochs
+    loaded = flair.nn.Classifier.load(tmp_path / "final-model.pt")
+    assert isinstance(loaded, ClassStartEndTagger) and loaded.label_type == "ner"
+    again = [Sentence(text) for text, _ in TEXTS]
+    loaded.predict(again)  # the reloaded model predicts the same spans as the trained one in memory
+    model.predict(sentences := [Sentence(text) for text, _ in TEXTS])
+    assert [spans_of(s, "ner") for s in again] == [spans_of(s, "ner") for s in sentences]

@@ -404,4 +404,8 @@ train: {max_epochs: 2}
     text = write_file(tmp_path / "letter.txt", "Franz Marc kam nach Berlin")
     predicted = run("predict", str(model_path), str(text), "--no-fast")
     assert predicted.exit_code == 0, predicted.output
-    assert [line.split("\t")[0] for line in predicted.stdout.splitlines() if line] == ["Franz", "Marc", "kam", "nach", "Berlin"]
+    rows = [line.split("\t") for line in predicted.stdout.splitlines() if line]
+    assert [token for token, _ in rows] == ["Franz", "Marc", "kam", "nach", "Berlin"]
+    again = Sentence("Franz Marc kam nach Berlin".split())  # the reloaded tagger's own predict, tag for tag
+    model.predict(again, label_name="raw", force_token_predictions=True)
+    assert [tag for _, tag in rows] == [token.get_label("raw").value for token in again]

@@ -427,7 +427,7 @@ def test_tag_runs_an_experiment_on_an_own_corpus(tmp_path, monkeypatch):
         "files": {split: {"file": f"{split}.tsv", "sha256": sha256(root / f"{split}.tsv")} for split in ("train", "test")},
         "dev_fraction": 0.25,
     }
-    assert metrics["test"]["per_type"].keys() <= {"pers", "place"} and metrics["epochs"] == 1
+    assert {name: s["support"] for name, s in metrics["test"]["per_type"].items()} == {"pers": 4, "place": 4} and metrics["epochs"] == 1
 
     # the same files: finished; a changed file: the run is stale, as for a changed setting
     assert "1 finished before, 0 to train" in run("tag", str(path), "--threads", "1").output

@@ -129,11 +129,19 @@ def test_y_range_shows_the_differences_and_holds_bars_and_references(table8):
     assert bottom > lows.min() - 3 and top < max(highs.max(), *references) + 6  # a little below and above, not from 0
     assert "not 0" in axis.get_ylabel()
     assert [line for line in axis.lines if line.get_gid() == "broken-axis"]
-    # the error bars are the std over seeds
+    # the bars are the means, their error bars the std over seeds
+    checked = 0
     for container in bar_rows(axis):
         tagger, fix = row_key(container)
-        for bar, label in zip(container, [t.get_text() for t in axis.get_xticklabels()]):
-            assert bar.get_height() == pytest.approx(table.loc[("proposed", tagger, fix, LABEL_OF_COLUMN.get(label, label)), "mean"])
+        segments = container.errorbar.lines[2][0].get_segments()  # one vertical segment per bar: (x, mean - std), (x, mean + std)
+        for bar, label, segment in zip(container, [t.get_text() for t in axis.get_xticklabels()], segments):
+            cell = table.loc[("proposed", tagger, fix, LABEL_OF_COLUMN.get(label, label))]
+            assert bar.get_height() == pytest.approx(cell["mean"])
+            (x0, low), (x1, high) = segment
+            assert x0 == x1 == pytest.approx(bar.get_x() + bar.get_width() / 2)
+            assert (low, high) == (pytest.approx(cell["mean"] - cell["std"]), pytest.approx(cell["mean"] + cell["std"]))
+            checked += 1
+    assert checked == len(table)
 
 
 def test_paper_ticks_over_the_bars_with_a_counterpart():

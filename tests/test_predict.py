@@ -151,9 +151,15 @@ def test_json_output_to_file(models: dict[str, Path], tmp_path: Path) -> None:
     assert {("Anna", "pers"), ("Berlin", "place")} <= found
 
 
-def test_plain_flair_cli_path(models: dict[str, Path], tmp_path: Path) -> None:
+def never_fast(*args, **kwargs):
+    raise AssertionError("--no-fast built the fast tagger")
+
+
+def test_plain_flair_cli_path(models: dict[str, Path], tmp_path: Path, monkeypatch) -> None:
     text = write_file(tmp_path / "text.txt", TEXT)
-    plain = run(str(models["map"]), str(text), "--no-fast", "--batch-size", "2")
+    with monkeypatch.context() as patched:
+        patched.setattr("flairsuite.predict.FastTagger", never_fast)  # --no-fast is the model's own predict
+        plain = run(str(models["map"]), str(text), "--no-fast", "--batch-size", "2")
     assert plain.exit_code == 0, plain.output
     exact = FastTagger(SequenceTagger.load(models["map"]), quantize=False).tag(split(TEXT))
     assert [line.split("\t")[1] for line in plain.stdout.splitlines() if line] == [tag for row in exact for tag, _ in row]
@@ -262,8 +268,11 @@ def test_cse_cli_json_spans(models: dict[str, Path], tmp_path: Path, flags: list
     assert [line.split("\t")[1] for line in columns.stdout.splitlines() if line] == [t for o in objects for t in o["tags"]]
 
 
-def test_cse_fast_and_plain_cli_tags_agree(models: dict[str, Path], tmp_path: Path) -> None:
+def test_cse_fast_and_plain_cli_tags_agree(models: dict[str, Path], tmp_path: Path, monkeypatch) -> None:
     text = write_file(tmp_path / "text.txt", TEXT)
-    fast, plain = run(str(models["cse"]), str(text)), run(str(models["cse"]), str(text), "--no-fast")
+    fast = run(str(models["cse"]), str(text))
+    with monkeypatch.context() as patched:
+        patched.setattr("flairsuite.predict.FastTagger", never_fast)
+        plain = run(str(models["cse"]), str(text), "--no-fast")
     assert fast.exit_code == plain.exit_code == 0, fast.output + plain.output
     assert fast.stdout == plain.stdout

@@ -82,7 +82,9 @@ def test_ray_grid_writes_what_one_process_writes(lm_home, tmp_path) -> None:
     assert "trained 4 runs on Ray" in output and "embeddings computed for 6 (corpus split, embedding) pairs of 6" in output
     assert len(list((ray_home / "cache" / "embeddings").rglob("*.npy"))) == 6
     assert metrics_of(ray_home, "raygrid") == metrics_of(local_home, "raygrid") and len(metrics_of(ray_home, "raygrid")) == 8
-    for path in (local_home / "results" / "raygrid").rglob("predictions.tsv"):
+    predictions = list((local_home / "results" / "raygrid").rglob("predictions.tsv"))
+    assert len(predictions) == 4
+    for path in predictions:
         twin = ray_home / path.relative_to(local_home)
         assert twin.read_text(encoding="utf-8") == path.read_text(encoding="utf-8")
     assert not list((ray_home / "results").rglob("checkpoint.pt"))

@@ -17,9 +17,9 @@ STURM_F1 = (0.7712, 0.7757, 0.7667)  # mean 77.12 %, sample std 0.45 points
 
 
 def split_scores(f1: float) -> dict:
-    """One split's scores: precision = recall = f1; per type pers = f1, place = f1 / 2."""
+    """One split's scores: precision = f1 + 0.01, recall = f1 - 0.01; per type pers = f1, place = f1 / 2."""
     types = {"pers": {"precision": f1, "recall": f1, "f1": f1, "support": 84}, "place": {"precision": f1, "recall": f1, "f1": f1 / 2, "support": 12}}
-    return {"precision": f1, "recall": f1, "f1": f1, "per_type": types}
+    return {"precision": f1 + 0.01, "recall": f1 - 0.01, "f1": f1, "per_type": types}
 
 
 def metrics(corpus_label: str = "sturm", embeddings: str = "proposed", tagger: str = "bilstm-crf", seed: int = 1, f1: float = 0.5, **extra: Any) -> dict:
@@ -39,7 +39,7 @@ def metrics(corpus_label: str = "sturm", embeddings: str = "proposed", tagger: s
         "entity_fix": False,
         "train": {"learning_rate": 0.1, "max_epochs": 20, "mini_batch_size": 32},
         "versions": {"flairsuite": "0.1.0", "flair": "0.15.1", "torch": "2.13.0"},
-        "dev": split_scores(f1),
+        "dev": split_scores(f1 + 0.05),  # dev 5 points above test, so a table of the wrong split shows
         "test": split_scores(f1),
         "flair_f1": {"dev": f1, "test": f1},
         "epochs": 20,
@@ -314,9 +314,13 @@ def test_dataframe_api(table3):
     assert {"experiment", "run", "corpus_label", "embeddings", "tagger", "seed", "entity_fix", "subsample", "test_f1",
             "test_precision", "test_recall", "dev_f1", "flair_test_f1", "epochs", "seconds"} <= set(runs.columns)
     assert sorted(runs.loc[runs["corpus_label"] == "sturm", "test_f1"]) == [0.7, *sorted(STURM_F1)]
+    cell = comparison_table(runs, metric="f1", split="test").loc[("proposed", "bilstm-crf"), "sturm"]
+    assert cell["mean"] == pytest.approx(77.12) and cell["std"] == pytest.approx(0.45) and cell["n"] == 3
     table = comparison_table(runs, metric="f1", split="dev")
     cell = table.loc[("proposed", "bilstm-crf"), "sturm"]
-    assert cell["mean"] == pytest.approx(77.12) and cell["std"] == pytest.approx(0.45) and cell["n"] == 3
+    assert cell["mean"] == pytest.approx(82.12) and cell["std"] == pytest.approx(0.45) and cell["n"] == 3
+    precision, recall = (comparison_table(runs, metric=m).loc[("proposed", "bilstm-crf"), ("sturm", "mean")] for m in ("precision", "recall"))
+    assert (precision, recall) == (pytest.approx(78.12), pytest.approx(76.12))
     assert pd.isna(table.loc[("fasttext", "bilstm-crf"), ("ler (coarse)", "mean")])
     types = collect_per_type(table3)
     assert per_type_table(types, "sturm").loc[("proposed", "bilstm-crf"), "place"] == pytest.approx(38.56)

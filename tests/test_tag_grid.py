@@ -201,7 +201,7 @@ def test_grid_runs_end_to_end(grid):
         trained = {spec: summary["chars"] for spec, summary in plain["artifact_summaries"].items()}  # from train-charlm's summary.json
         assert list(trained) == STACKS[stack_name] and all(chars > 0 for chars in trained.values())
         assert plain["experiment"] == "tiny" and plain["corpus_label"] == "sturm" and plain["subsample"] is None
-        assert plain["test"]["per_type"].keys() <= {"pers", "place", "date"}
+        assert {name: s["support"] for name, s in plain["test"]["per_type"].items()} == {"pers": 3, "place": 3, "date": 1}  # TEST's entities
         assert {k: v for k, v in plain.items() if k not in ("run", "entity_fix", "dev", "test", "flair_f1")} == \
             {k: v for k, v in fixed.items() if k not in ("run", "entity_fix", "dev", "test", "flair_f1")}
     assert sorted(str(p.parent.relative_to(out)) for p in out.rglob("metrics.json")) == sorted(ids + [f"{i}/entity-fix" for i in ids])
@@ -239,7 +239,7 @@ def test_predictions_rescore_to_the_metrics(grid):
             cse_runs += 1
             assert fixed == raw, run_id  # CSE decodes to well-formed spans
     assert cse_runs == len(STACKS) * len(SEEDS)  # the check above ran for every CSE run
-    print(f"Entity-Fix changed the raw tags of {changed_by_fix} of 20 runs")
+    assert changed_by_fix > 0  # the fixed variants were scored on repaired tags, not on the raw ones again
 
 
 def test_models_reload_in_plain_flair_with_the_suites_tags(grid, tmp_path):
