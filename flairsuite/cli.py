@@ -602,8 +602,9 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 )
 @click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
 @click.option(
-    "--curve", type=click.Choice(["train-fraction", "lm-chars"]), default=None,
-    help="Also write a learning curve PNG (DIR/curve-<kind>.png): the score against the share of train or the LM's training characters.",
+    "--curve", type=click.Choice(["train-fraction", "lm-chars", "epochs"]), default=None,
+    help="Also write a learning curve PNG (DIR/curve-<kind>.png): the score against the share of train or the LM's training characters; "
+    "epochs (with --split dev): the dev score after each training epoch.",
 )
 @click.option("--table6", is_flag=True, help="Instead: fine-tuned BERTs per pre-training variant, Zöllner et al. 2021, Table 6 (paper beside).")
 @click.option("--table9", is_flag=True, help="Instead: fine-tuned LCRFNER per BERT attention (WWA or full), Zöllner et al. 2021, Table 9.")

@@ -65,3 +65,26 @@ def test_curve_without_its_x_is_an_error(tmp_path: Path) -> None:
     result = run("results", str(tmp_path), "--curve", "lm-chars")
     assert result.exit_code == 1 and result.output.startswith("Error: no runs with an x for --curve lm-chars")
     assert len(result.output.splitlines()) == 1  # one line, before any table
+
+
+def test_epochs_curve_is_the_dev_score_after_each_epoch_over_seeds(tmp_path: Path) -> None:
+    def history(*scores: float) -> list[dict]:
+        return [{"epoch": i, "loss": 1.0 / i, "dev_f1": score, "lr": 0.1} for i, score in enumerate(scores, 1)]
+
+    for seed, scores in ((1, (0.50, 0.70, 0.80)), (2, (0.60, 0.80))):  # seed 2 stopped an epoch earlier
+        data = metrics("sturm", seed=seed, history=history(*scores))
+        write_run(tmp_path, data)
+        write_run(tmp_path, {**data, "run": data["run"] + "/entity-fix", "entity_fix": True})  # the same training: not counted twice
+    write_run(tmp_path, metrics("sturm", embeddings="old", seed=3))  # no history recorded: no points
+    points = curve_points(collect(tmp_path), "epochs", split="dev")
+    assert points["line"].unique().tolist() == ["proposed + bilstm-crf"]
+    assert points["x"].tolist() == [1.0, 2.0, 3.0] and points["n"].tolist() == [2, 2, 1]
+    assert points["mean"].round(6).tolist() == [55.0, 75.0, 80.0]
+    result = run("results", str(tmp_path), "--split", "dev", "--curve", "epochs")
+    assert result.exit_code == 0, result.output
+    axis = curve_figure(collect(tmp_path), "epochs", split="dev").axes[0]
+    assert axis.get_xlabel() == "training epoch" and axis.get_title() == "sturm: dev F1 (%), mean ± std over seeds"
+    assert imread(tmp_path / "curve-epochs.png").shape[1] > 600
+    wrong = run("results", str(tmp_path), "--curve", "epochs")  # the history holds dev scores only
+    assert wrong.exit_code == 1 and wrong.output.strip() == (
+        "Error: --curve epochs draws the dev score the runs recorded after each epoch: use --split dev and the default --metric")

@@ -195,7 +195,8 @@ def variant_metrics_file(run_dir: Path, fix: bool) -> Path:
 
 def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
     """One row per run: the run's keys, `<split>_<score>` (`score`: the task's main one; NaN where the task has no such score),
-    `flair_<split>_f1` (NaN for PoS), epochs, seconds, peak memory (MiB; NaN for runs from before it was recorded), path."""
+    `flair_<split>_f1` (NaN for PoS), epochs, the training history, seconds, peak memory (MiB; NaN for runs from before it was
+    recorded), path."""
     rows = []
     for run in runs:
         m = run.metrics
@@ -210,6 +211,7 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
         row.update({f"flair_{split}_f1": m["flair_f1"][split] if "flair_f1" in m else float("nan") for split in SCORED_SPLITS})
         row["artifact_summaries"] = m.get("artifact_summaries") or {}
         row["artifact_digests"] = m.get("artifact_digests") or {}
+        row["history"] = m.get("history") or []  # per epoch: loss, dev score, learning rate (tagging/train.py)
         memory = m.get("memory") or {}
         row.update(epochs=m["epochs"], seconds=m["seconds"], peak_rss_anon_mb=memory.get("peak_rss_anon_mb"), peak_rss_mb=memory.get("peak_rss_mb"),
                    path=str(run.path))

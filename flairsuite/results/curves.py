@@ -6,14 +6,17 @@ the runs' character LMs were trained on (`artifact_summaries`, the mean over the
 members, in millions). One panel per task (corpus and options), one line per stack × tagger
 (× Entity-Fix) with `train-fraction`, per tagger (× Entity-Fix) with `lm-chars` (there the stacks
 differ by their LMs, i.e. along x); points are means over seeds with the sample std as error bars,
-and the task's reference score (`references.REFERENCES`: best published or anchor) is a dashed line. Written as PNG,
-atomically, without pyplot state.
+and the task's reference score (`references.REFERENCES`: best published or anchor) is a dashed line.
+`--curve epochs` draws the dev score after each training epoch (the runs' `history`) per stack × tagger: whether
+a run capped at N epochs was still rising when the cap ended it (a point's n falls where runs stopped earlier).
+Written as PNG, atomically, without pyplot state.
 """
 
 import re
 from pathlib import Path
 from typing import Callable, Optional
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -44,11 +47,23 @@ def lm_chars(run: pd.Series) -> Optional[float]:
     return float(np.mean(chars)) / 1e6 if chars else None
 
 
-CURVES: dict[str, tuple[Callable[[pd.Series], Optional[float]], str, tuple[str, ...]]] = {
-    # name -> (x of a run, x-axis label, the keys of a line)
+CURVES: dict[str, tuple[Optional[Callable[[pd.Series], Optional[float]]], str, tuple[str, ...]]] = {
+    # name -> (x of a run, or None: one point per epoch of its history; x-axis label; the keys of a line)
     "train-fraction": (train_fraction, "share of the training set (%)", ("embeddings", "tagger", "entity_fix")),
     "lm-chars": (lm_chars, "characters the LM pair was trained on (millions)", ("tagger", "entity_fix")),
+    "epochs": (None, "training epoch", ("embeddings", "tagger")),
 }
+
+
+def by_epoch(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (run, epoch) of the runs' histories: x = the epoch, `score` = the dev score after it (percent).
+    A run's Entity-Fix variant shares its training, so only the runs themselves count."""
+    rows = []
+    for _, run in runs[~runs["entity_fix"].astype(bool)].iterrows():
+        key = f"dev_{run['metric']}"
+        rows += [{**run.to_dict(), "x": float(point["epoch"]), "score": point[key] * 100}
+                 for point in run["history"] if point.get(key) is not None]
+    return pd.DataFrame(rows, columns=[*runs.columns, "x", "score"])
 
 
 def task_label(corpus: str, options: dict) -> str:
@@ -61,14 +76,19 @@ def curve_points(runs: pd.DataFrame, curve: str, metric: str = SCORE, split: str
     if curve not in CURVES:
         raise FlairsuiteError(f"unknown curve '{curve}' (known: {', '.join(CURVES)})")
     x_of, _, line_keys = CURVES[curve]
+    if x_of is None:
+        if split != "dev" or metric != SCORE:
+            raise FlairsuiteError(f"--curve {curve} draws the dev score the runs recorded after each epoch: use --split dev and the default --metric")
+        runs = by_epoch(runs)
+    else:
+        runs = runs.assign(x=runs.apply(x_of, axis=1), score=runs[score_column(metric, split)] * 100)
     frame = runs.assign(
-        x=runs.apply(x_of, axis=1),
         task=[task_label(c, o or {}) for c, o in zip(runs["corpus"], runs["corpus_options"])],
         line=runs[list(line_keys)].apply(lambda row: " + ".join(str(v) if v is not True else "Entity-Fix" for v in row if v is not False), axis=1),
-        score=runs[score_column(metric, split)] * 100,
-    ).dropna(subset=["x"])
+    ).dropna(subset=["x"]) if not runs.empty else runs
     if frame.empty:
-        raise FlairsuiteError(f"no runs with an x for --curve {curve}" + (" (char-LM runs with a summary.json)" if curve == "lm-chars" else ""))
+        hint = {"lm-chars": " (char-LM runs with a summary.json)", "epochs": " (runs with a training history)"}.get(curve, "")
+        raise FlairsuiteError(f"no runs with an x for --curve {curve}{hint}")
     points = frame.groupby(["task", "line", "x"])["score"].agg(["mean", "std", "count"]).rename(columns={"count": "n"}).reset_index()
     tasks = frame.drop_duplicates("task").set_index("task")
     points["best"] = [REFERENCES.get(known_task(tasks.loc[t, "corpus"], tasks.loc[t, "corpus_options"] or {}) or ("", "")) for t in points["task"]]
@@ -80,6 +100,10 @@ def curve_figure(runs: pd.DataFrame, curve: str, metric: str = SCORE, split: str
     points = curve_points(runs, curve, metric, split)
     title = metric_title(runs, metric)
     tasks = sorted(points["task"].unique())
+    lines = sorted(points["line"].unique())  # one colour per line across the panels
+    palette = [f"C{i}" for i in range(10)] if len(lines) <= 10 else [matplotlib.colormaps["tab20"](i % 20) for i in range(len(lines))]
+    colors = dict(zip(lines, palette))
+    marker_size = 3 if curve == "epochs" else 6
     figure = Figure(figsize=(7.5, 3.6 * len(tasks)), layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.subplots(len(tasks), 1, squeeze=False)[:, 0]
@@ -87,7 +111,8 @@ def curve_figure(runs: pd.DataFrame, curve: str, metric: str = SCORE, split: str
         chosen = points[points["task"] == task]
         for line, group in chosen.groupby("line", sort=True):
             group = group.sort_values("x")
-            axis.errorbar(group["x"], group["mean"], yerr=group["std"].fillna(0), marker="o", capsize=3, label=line)
+            axis.errorbar(group["x"], group["mean"], yerr=group["std"].fillna(0), marker="o", markersize=marker_size, capsize=3, label=line,
+                          color=colors[line])
         best = chosen["best"].dropna()
         if metric in ("f1", SCORE) and split == "test" and not best.empty:
             reference = best.iloc[0]
