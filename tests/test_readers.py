@@ -352,6 +352,13 @@ def test_registered_columns_split_on_any_run_of_whitespace_as_flair(sturm):
     assert [(s.tokens, s.tags) for s in train.sentences] == [(["A", "B", "C"], ["O", "B-pers", "I-pers"])]
 
 
+def test_a_line_with_other_columns_than_the_first_is_an_error(sturm):
+    # "New York B-place" in a whitespace file would otherwise read as token "New" with the last column's tag
+    root = sturm("Sie O\nfuhr O\nnach O\nNew York B-place\n")
+    with raises_at(root / "sturm" / "train_sturm.conll", 4, re.escape("3 whitespace-separated columns, but line 1 has 2: every token line")):
+        read_splits(dataset("sturm"), root)
+
+
 def test_line_starting_with_whitespace_has_an_empty_token(sturm):
     root = sturm("A O\n\tB B-pers\n")
     with raises_at(root / "sturm" / "train_sturm.conll", 2, "empty token"):

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 from flairsuite.corpora.registry import FormatSpec
 from flairsuite.errors import InputError
@@ -73,6 +73,7 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSe
     separator = SEPARATORS[fmt.sep]
     needed = max(_width(fmt.text), _width(int(fmt.label)), 2)
     sentence = TaggedSentence()
+    first: Optional[tuple[int, int]] = None  # (line, columns) of the first token line: every token line has as many
     for lineno, line in read_lines(path, encoding):
         if not line.strip():
             if sentence.tokens:
@@ -97,6 +98,12 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSe
         token, tag = fields[fmt.text], fields[int(fmt.label)]
         if not token.strip():
             raise InputError(path, lineno, "empty token")
+        width = len(fields) if separator is None else len(line.rstrip(separator).split(separator))  # trailing empty columns aside
+        if first is None:
+            first = (lineno, width)
+        elif width != first[1]:  # e.g. a token holding a space in a whitespace-separated file: its columns shift
+            raise InputError(path, lineno, f"{width} {fmt.sep}-separated columns, but line {first[0]} has {first[1]}: every token line needs "
+                             "the same columns (a token with a space in it? then separate the columns by tabs: sep tab)")
         sentence.add(token, tag.strip(), lineno)
     if sentence.tokens:
         yield sentence
