@@ -606,6 +606,10 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
     help="Also write a learning curve PNG (DIR/curve-<kind>.png): the score against the share of train or the LM's training characters; "
     "epochs (with --split dev): the dev score after each training epoch.",
 )
+@click.option(
+    "--table3", is_flag=True,
+    help="Instead: stack x tagger in the layout of Akbik et al. 2018, Table 3, test with dev means beside, the paper's values beside.",
+)
 @click.option("--table6", is_flag=True, help="Instead: fine-tuned BERTs per pre-training variant, Zöllner et al. 2021, Table 6 (paper beside).")
 @click.option("--table9", is_flag=True, help="Instead: fine-tuned LCRFNER per BERT attention (WWA or full), Zöllner et al. 2021, Table 9.")
 @click.option(
@@ -614,7 +618,7 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 )
 def results(
     directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, artifacts: bool, table8: bool,
-    table6: bool, table9: bool, plot: Optional[str], curve: Optional[str]
+    table3: bool, table6: bool, table9: bool, plot: Optional[str], curve: Optional[str]
 ) -> None:
     """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
 
@@ -639,8 +643,8 @@ def results(
     frame, types = runs_frame(runs), per_type_frame(runs)
     if experiment:
         frame, types = only_experiment(frame, experiment), types[types["experiment"] == experiment]
-    if table8 + table6 + table9 > 1:
-        raise FlairsuiteError("give one of --table8, --table6, --table9")
+    if table8 + table3 + table6 + table9 > 1:
+        raise FlairsuiteError("give one of --table8, --table3, --table6, --table9")
     if curve is not None:  # first: a curve the runs cannot draw is an error before any table is printed
         from flairsuite.results.curves import write_curve
 
@@ -656,6 +660,10 @@ def results(
         from flairsuite.results.table8 import table8 as paper_layout
 
         click.echo("\n\n".join(paper_layout(group, fmt) for _, group in frame.groupby("experiment")))
+    elif table3:
+        from flairsuite.results.table3 import table3 as akbik_layout
+
+        click.echo("\n\n".join(akbik_layout(group, fmt) for _, group in frame.groupby("experiment")))
     else:
         click.echo(report(frame, types, fmt, metric, split, per_type))
     if artifacts:

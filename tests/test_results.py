@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import one_error_line
 from matplotlib.container import BarContainer
 
 from flairsuite.cli import cli
@@ -197,6 +198,25 @@ def test_artifacts_table_puts_each_stacks_lm_record_beside_the_scores(tmp_path):
     assert "embedding files" not in run("results", str(tmp_path)).output  # only when asked
     csv_part = run("results", str(tmp_path), "--artifacts", "--format", "csv").output.split("embedding files of each stack")[1]
     assert '"20.5 M characters, 1.00 h, valid perplexity 4.162, hidden 512"' in csv_part
+
+
+def test_table3_layout_orders_stacks_and_taggers_as_the_paper_with_dev_and_paper_beside(tmp_path):
+    for embeddings in ("classic", "zeta", "proposed+word", "proposed"):
+        for tagger in ("map", "bilstm-crf", "map-crf"):
+            for seed, f1 in ((1, 0.80), (2, 0.82)):
+                write_run(tmp_path, metrics(embeddings=embeddings, tagger=tagger, seed=seed, f1=f1))
+    fixed = metrics(embeddings="proposed", tagger="map", f1=0.9, entity_fix=True)
+    write_run(tmp_path, {**fixed, "run": fixed["run"] + "/entity-fix"})  # the paper has no Entity-Fix: left out
+    output = run("results", str(tmp_path), "--table3").output
+    assert output.startswith("## table3: test F1 (%) in the layout of Akbik et al. 2018, Table 3, dev means beside")
+    rows = table_rows(output)
+    assert rows["embeddings / tagger"] == ["sturm", "sturm dev", "paper NER-German (CoNLL-03)†"]
+    assert list(rows)[1:] == [f"{s} / {t}" for s in ("proposed+word", "proposed", "classic", "zeta") for t in ("bilstm-crf", "map-crf", "map")]
+    assert rows["proposed / map"] == ["**81.00 ± 1.41 (2)**", "86.00", "73.90 ± 0.09"]  # test, dev (5 points above), the paper's
+    assert rows["classic / map-crf"][2] == "72.69 ± 0.12" and rows["zeta / bilstm-crf"][2] == ""
+    assert output.rstrip().endswith("† paper NER-German (CoNLL-03): Akbik et al. 2018, Table 3: other data than this table's corpora, "
+                                    "a reference line per row, not a target")
+    assert one_error_line(run("results", str(tmp_path), "--table3", "--table8")) == "Error: give one of --table8, --table3, --table6, --table9"
 
 
 def test_no_footnote_without_subsample(tmp_path):
