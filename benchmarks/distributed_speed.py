@@ -32,6 +32,7 @@ from typing import Any, Optional
 
 from common import machine, run_main
 
+from flairsuite.atomic import write_json
 from flairsuite.paths import cache_dir, embeddings_cache_dir, home
 
 RESULTS = Path(__file__).parent / "results" / "distributed_speed.json"
@@ -154,7 +155,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     result["machine"] = machine(os.cpu_count() or 1)
     saved = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
     saved[args.part] = result
-    RESULTS.write_text(json.dumps(saved, indent=2) + "\n", encoding="utf-8")
+    write_json(RESULTS, saved)
     print("\n".join(report(args.part, result)))
     return 0
 

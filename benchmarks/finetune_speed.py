@@ -166,7 +166,9 @@ def main() -> None:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     record = {"args": {k: v for k, v in vars(args).items() if k not in ("side", "seed")}, "runs": runs, "seconds_per_epoch": per_epoch,
               "peak_rss_mb": rss, "speedup": speedup, "dev_f1_within_std": within}
-    OUT.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    from flairsuite.atomic import write_json
+
+    write_json(OUT, record)
     print(f"\nwrote {OUT.relative_to(REPO)}")
 
 

@@ -154,7 +154,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                             "python_chars_per_second": round(sample_chars / python_seconds), "ratio": round(python_seconds / ours_seconds, 1)},
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    from flairsuite.atomic import write_json
+
+    write_json(RESULTS, results)
     print(f"wrote {RESULTS}")
     return 0
 

@@ -182,3 +182,29 @@ def test_bad_corpora_and_checkpoints_are_one_line_errors(raw, tmp_path) -> None:
     (tmp_path / "tiny" / "checkpoint.pt").write_bytes(b"garbage")
     corrupt = runner.invoke(cli, [*bert_args(raw, tmp_path, 1000), "--resume"])
     assert corrupt.exit_code == 1 and re.search("corrupt or unreadable checkpoint", error_line(corrupt.output))
+
+
+def test_force_empties_the_model_folder_before_the_new_run(tmp_path) -> None:
+    """save_model renames file by file: a --force run killed at its first save must not mix its files with an older
+    model's (a mix with the old config.json could load), so --force removes the old files before training."""
+    from types import SimpleNamespace
+
+    from flairsuite.bert.command import start_or_resume
+    from flairsuite.errors import FlairsuiteError
+
+    out = tmp_path / "de-cpu"
+    out.mkdir()
+    for name in ("config.json", "model.safetensors", "vocab.txt", "summary.json", "checkpoint.pt"):
+        (out / name).write_text("old", encoding="utf-8")
+    (out / ".save-123").mkdir()  # a hidden temporary folder is not the old model's: left to its owner
+    started = []
+    trainer = SimpleNamespace(out=out, checkpoint_path=out / "checkpoint.pt", ranks=SimpleNamespace(barrier=lambda: None, main=True),
+                              start=lambda: started.append(True))
+    with pytest.raises(FlairsuiteError, match="holds the checkpoint of an earlier run"):
+        start_or_resume(trainer, resume=False, force=False)
+    (out / "checkpoint.pt").unlink()
+    with pytest.raises(FlairsuiteError, match="holds a trained model: pass --force to replace it"):
+        start_or_resume(trainer, resume=False, force=False)
+    assert not started
+    start_or_resume(trainer, resume=False, force=True)
+    assert [p.name for p in out.iterdir()] == [".save-123"] and started == [True]

@@ -413,3 +413,24 @@ def test_budget_defaults_to_the_presets_characters_and_options_win() -> None:
     assert budget_of({**options, "max_chars": 1000}) == Budget(None, 1000)
     with pytest.raises(FlairsuiteError, match="must be positive"):
         budget_of({**options, "max_chars": 0})
+
+
+def test_force_removes_the_earlier_runs_model_summary_and_curve_first(tmp_path) -> None:
+    """A --force run that is killed before its end must not leave its model beside the earlier run's summary.json
+    (tagging runs record that summary as the LM's training): the old files go before the new run starts."""
+    from types import SimpleNamespace
+
+    from flairsuite.charlm.run import start_or_resume
+
+    out = tmp_path / "de-forward"
+    out.mkdir()
+    for name in ("best-lm.pt", "summary.json", "learning-curve.png", "keep.txt"):
+        (out / name).write_text("old", encoding="utf-8")
+    ranks = SimpleNamespace(barrier=lambda: None, main=True)
+    trainer = SimpleNamespace(out=out, checkpoint_path=out / "checkpoint.pt", model_path=out / "best-lm.pt", ranks=ranks)
+    with pytest.raises(FlairsuiteError, match="holds a trained model: pass --resume to continue it or --force to start over"):
+        start_or_resume(trainer, resume=False, force=False)
+    assert (out / "summary.json").exists()
+    (out / "checkpoint.pt").write_text("old", encoding="utf-8")
+    start_or_resume(trainer, resume=False, force=True)
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]

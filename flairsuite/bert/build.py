@@ -87,8 +87,9 @@ def build_model(settings: BertSettings, vocab_size: int, continuation: list[int]
 def save_model(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, folder: Path) -> None:
     """Write the model folder (weights as safetensors, tokenizer, and for the suite's own classes their module).
 
-    Each file is written to a temporary folder first and then renamed into place, weights last but
-    one, so a kill leaves every file whole; a `checkpoint.pt` in `folder` is left alone.
+    Each file is written to a temporary folder first and then renamed into place, `config.json` last,
+    so a kill leaves every file whole (a folder without `config.json` is no model yet: `train-bert --force`
+    empties the folder before a new run); a `checkpoint.pt` in `folder` is left alone.
     """
     try:
         folder.mkdir(parents=True, exist_ok=True)

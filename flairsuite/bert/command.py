@@ -33,19 +33,24 @@ def budget_from(max_hours: Any, max_tokens: Any) -> Budget:
 
 
 def start_or_resume(trainer: BertTrainer, resume: bool, force: bool) -> None:
-    """Continue a checkpoint only when asked; never overwrite a checkpoint or a trained model silently."""
-    if trainer.checkpoint_path.exists():
-        if force:
-            trainer.ranks.barrier()  # every rank has seen the checkpoint before rank 0 removes it
-            if trainer.ranks.main:
-                trainer.checkpoint_path.unlink()
-            trainer.ranks.barrier()
-        elif resume:
+    """Continue a checkpoint only when asked; never overwrite a checkpoint or a trained model silently.
+
+    --force starts over: the folder's files (checkpoint, model, tokenizer, summary) go first, so that a kill of the new
+    run never leaves a mix of its files and the old model's (which could load, with the old config)."""
+    if force:
+        trainer.ranks.barrier()  # every rank has seen the old files before rank 0 removes them
+        if trainer.ranks.main and trainer.out.is_dir():
+            for path in trainer.out.iterdir():
+                if path.is_file() and not path.name.startswith("."):
+                    path.unlink()
+        trainer.ranks.barrier()
+    elif trainer.checkpoint_path.exists():
+        if resume:
             trainer.restore()
             return
         else:
             raise FlairsuiteError(f"{trainer.out} holds the checkpoint of an earlier run: pass --resume to continue it or --force to start over")
-    elif (trainer.out / "config.json").exists() and not force:
+    elif (trainer.out / "config.json").exists():
         raise FlairsuiteError(f"{trainer.out} holds a trained model: pass --force to replace it")
     trainer.start()
 

@@ -47,15 +47,18 @@ def read_summary(path: Path) -> dict[str, Any]:
 
 
 def start_or_resume(trainer: CharLMTrainer, resume: bool, force: bool) -> None:
-    """Resume from an existing checkpoint only when asked; never overwrite one silently."""
-    if trainer.checkpoint_path.exists():
-        if force:
-            trainer.ranks.barrier()  # every rank has seen the checkpoint before rank 0 removes it
-            if trainer.ranks.main:
-                trainer.checkpoint_path.unlink()
-                trainer.model_path.unlink(missing_ok=True)
-            trainer.ranks.barrier()
-        elif resume:
+    """Resume from an existing checkpoint only when asked; never overwrite one silently.
+
+    --force starts over: the earlier run's checkpoint, model, summary and curve go first, so that a kill of the new run
+    never leaves its model beside the old run's summary (which tagging runs would record as the LM's training)."""
+    if force:
+        trainer.ranks.barrier()  # every rank has seen the old files before rank 0 removes them
+        if trainer.ranks.main:
+            for path in (trainer.checkpoint_path, trainer.model_path, trainer.out / "summary.json", trainer.out / "learning-curve.png"):
+                path.unlink(missing_ok=True)
+        trainer.ranks.barrier()
+    elif trainer.checkpoint_path.exists():
+        if resume:
             trainer.restore()
             log.info("resuming %s at %s characters", trainer.out, f"{trainer.progress.chars:,}")
         else:
