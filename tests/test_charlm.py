@@ -434,3 +434,25 @@ def test_force_removes_the_earlier_runs_model_summary_and_curve_first(tmp_path) 
     (out / "checkpoint.pt").write_text("old", encoding="utf-8")
     start_or_resume(trainer, resume=False, force=True)
     assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+
+def test_a_continued_models_summary_follows_each_new_best_model(prepared, tmp_path) -> None:
+    """--resume of a finished model (no checkpoint) rewrites best-lm.pt at each better validation: its summary.json
+    follows it there (in_progress), so a kill never leaves the new weights beside the old run's counters."""
+    from flairsuite.charlm.run import read_summary, start_or_resume
+
+    out = tmp_path / "lm"
+    hyper = Hyper(**{**TINY.__dict__, "validate_chars": 1000, "anneal_factor": 1.0, "learning_rate": 5.0})
+    first = train_direction(prepared, out, hyper, True, Budget(max_units=3000), False, False, 1)
+    (out / "checkpoint.pt").unlink()  # a released model: best-lm.pt and summary.json only
+    continued = CharLMTrainer(prepared, out, hyper, True, seed=1)
+    start_or_resume(continued, resume=True, force=False)
+    progress = continued.train(Budget(max_units=6000))  # stopped before train_direction writes the final summary
+    interim = read_summary(out / "summary.json")
+    assert interim["in_progress"] is True and "test_ppl" not in interim
+    assert first["chars_seen"] < interim["chars_seen"] <= progress.chars  # the counters of the last better validation
+    assert interim["valid_ppl"] == pytest.approx(math.exp(progress.best_valid_loss), rel=1e-3)
+    assert interim["valid_ppl"] < first["valid_ppl"]
+    again = CharLMTrainer(prepared, out, hyper, True, seed=1)
+    again.warm_start(interim)  # the counters replay on this corpus: a later --resume continues from them
+    assert again.progress.chars == interim["chars_seen"]

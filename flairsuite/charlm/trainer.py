@@ -19,6 +19,7 @@ validation stay float32. It is a property of the invocation, not of the run: a c
 under either, and each learning-curve point records `precision` where it is not float32.
 """
 
+import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ import torch.nn.functional as F
 from flair.models import LanguageModel
 from torch.nn.parallel import DistributedDataParallel
 
-from flairsuite.atomic import atomic_file
+from flairsuite.atomic import atomic_file, write_json
 from flairsuite.charlm.batches import StreamBatches
 from flairsuite.charlm.storage import check_storage, store_weights_as
 from flairsuite.distributed import Ranks
@@ -249,11 +250,27 @@ class CharLMTrainer(StreamTraining[LMProgress]):
             self.scheduler.best = self.progress.best_valid_loss
 
     def save_model(self) -> None:
-        """Write `best-lm.pt` atomically (never half-written), in Flair's LanguageModel format, weights as `storage`."""
+        """Write `best-lm.pt` atomically (never half-written), in Flair's LanguageModel format, weights as `storage`;
+        then bring a `summary.json` beside it in step (`sync_summary`)."""
         with atomic_file(self.model_path) as temp:
             self.model.save(temp)
             if self.storage != "float32":
                 store_weights_as(temp, self.storage)
+        self.sync_summary()
+
+    def sync_summary(self) -> None:
+        """A continued model's `summary.json` (a run that `warm_start`ed) is rewritten at the end of the run; until then its
+        counters, perplexity and curve follow each new `best-lm.pt`, marked `in_progress` (its test perplexity dropped), so a
+        kill never leaves the new weights beside the old run's summary, which tagging runs record as the LM's training and
+        a later `--resume` continues from. A new run has no summary until its end."""
+        path = self.out / "summary.json"
+        if not path.is_file():
+            return
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary.pop("test_ppl", None)
+        summary.update(chars_seen=self.progress.chars, steps=self.progress.steps_done, hours=round(self.progress.seconds / 3600, 3),
+                       valid_ppl=round(math.exp(self.progress.best_valid_loss), 4), history=self.progress.history, in_progress=True)
+        write_json(path, summary)
 
     def validation_point(self, train_loss: float) -> None:
         """Validation point: anneal, keep the best model, record the learning curve (rank 0 validates, every rank anneals alike)."""
