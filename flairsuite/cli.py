@@ -669,7 +669,8 @@ def results(
     if artifacts:
         from flairsuite.results.artifacts import artifact_report
 
-        click.echo("\n\n" + artifact_report(frame, fmt))
+        files = artifact_report(frame, fmt)
+        click.echo("\n\n" + files if files else "(the runs recorded no embedding files: they predate the record)")
     if plot is not None:
         target = Path(plot) if plot else root / "comparison.png"
         write_plot(frame, target, metric, split, table8=table8)

@@ -37,7 +37,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
 
 
 def describe(summary: dict[str, Any]) -> str:
-    """One artifact summary as a phrase: `82.0 M characters, 2.77 h, valid perplexity 3.502, hidden 512`."""
+    """One artifact summary as a phrase: `82.0 M characters, 2.69 h, valid perplexity 3.502, hidden 512`."""
     keys = [key for key in FORMATS if key in summary] + sorted(key for key in summary if key not in FORMATS)
     parts = []
     for key in keys:
