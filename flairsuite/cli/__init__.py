@@ -1,0 +1,9 @@
+"""The `flairsuite` command line: one click group, its commands in one module per job; user errors print as one line.
+
+`group` holds the group and the shared options; importing the command modules registers their commands on it.
+"""
+
+from flairsuite.cli import corpora, experiments, lexicon, predict_and_serve, train  # noqa: F401  (registers the commands)
+from flairsuite.cli.group import cli, main
+
+__all__ = ["cli", "main"]

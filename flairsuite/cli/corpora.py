@@ -1,0 +1,202 @@
+"""`flairsuite corpora ...`: list, stats, check and fetch the registry's datasets and own corpus folders."""
+
+from typing import Any, Optional
+
+import click
+
+from flairsuite.cli.group import SuiteGroup, cli, corpora_dir_option
+from flairsuite.errors import FlairsuiteError
+
+
+@cli.group(cls=SuiteGroup)
+def corpora() -> None:
+    """Datasets of the registry: list them, fetch them, count them.
+
+    \b
+    Example:
+      flairsuite corpora stats ler --granularity coarse
+    """
+
+
+@corpora.command("list")
+@corpora_dir_option
+def corpora_list(corpora_dir: Optional[str]) -> None:
+    """Table of every registered dataset and the splits present locally, then the reference tables per language.
+
+    \b
+    Example:
+      FLAIRSUITE_CORPORA=../shared/corpora flairsuite corpora list
+    """
+    from flairsuite.corpora.overview import registry_table
+    from flairsuite.paths import corpora_dir as resolve
+    from flairsuite.paths import results_dir
+    from flairsuite.results.inventory import inventory_lines
+
+    root = resolve(corpora_dir)
+    click.echo(f"corpora directory: {root.resolve()}")
+    table = registry_table(root)
+    click.echo(table.to_string(index=False))
+    click.echo("\n".join(inventory_lines(results_dir(), sorted(set(table["lang"])))))
+
+
+def corpus_options(command: Any) -> Any:
+    """The options that pick a corpus for `corpora stats` and `corpora check`: a registered dataset's, or an own corpus folder's.
+
+    The command is called with the corpus's DatasetSpec, the corpora directory and the splits asked for (None: all).
+    """
+    options = [
+        click.option("--level", default=None, help="GermEval 2014: outer (default) or inner entities."),
+        click.option("--granularity", default=None, help="LER: fine (19 types, default) or coarse (7 types)."),
+        click.option(
+            "--option", "extra", multiple=True, metavar="KEY=VALUE",
+            help=(
+                "Any other dataset option, or key of a corpus folder "
+                "(train=FILE, dev=FILE, test=FILE, dev_fraction, encoding, comment, docstart, name, task)."
+            ),
+        ),
+        click.option("--splits", default=None, help="Comma-separated splits to read (default: all the corpus has)."),
+        click.option("--format", "file_format", default=None, help="Corpus folder: column (default), conllu or spans_json."),
+        click.option("--sep", default=None, help="Corpus folder, column format: whitespace (default), tab or space."),
+        click.option("--text", default=None, help="Corpus folder, column format: token column (default 0; negative: from the end)."),
+        click.option("--label", default=None, help="Corpus folder: tag column (column format: default -1, the last); conllu: misc:KEY or a column."),
+        click.option("--scheme", default=None, help="Corpus folder: auto (default), bio, iob1 or bioes; all are read as BIO."),
+        click.option("--dev-fraction", default=None, help="Corpus folder without a dev file: dev is this share of train (fixed sample)."),
+        corpora_dir_option,
+    ]
+
+    def picked(name: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...], splits: Optional[str],
+               corpora_dir: Optional[str], file_format: Optional[str], **own: Optional[str]) -> Any:
+        from flairsuite.paths import corpora_dir as resolve
+
+        spec = corpus_spec(name, level, granularity, extra, format=file_format, **own)
+        return command(spec, resolve(corpora_dir), split_list(splits))
+
+    picked.__name__, picked.__doc__ = command.__name__, command.__doc__
+    for option in reversed(options):
+        picked = option(picked)
+    return picked
+
+
+def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...], **own: Optional[str]) -> Any:
+    """The DatasetSpec of NAME_OR_PATH: a registered dataset with its options, or the corpus folder read with the own-corpus keys."""
+    from pathlib import Path
+
+    from flairsuite.corpora.own import entry_from_texts, is_folder_argument, own_corpus
+    from flairsuite.corpora.registry import dataset
+
+    pairs = parse_key_values(extra)
+    own_given = {key: value for key, value in own.items() if value is not None}
+    if is_folder_argument(argument):
+        registry_given = [flag for flag, value in (("--level", level), ("--granularity", granularity)) if value is not None]
+        if registry_given:
+            raise FlairsuiteError(f"{registry_given[0]} is an option of registered datasets; {argument} is a corpus folder")
+        return own_corpus(entry_from_texts({"path": argument, **pairs, **own_given}), Path.cwd())
+    if own_given:
+        flag = "--" + next(iter(own_given)).replace("_", "-")
+        raise FlairsuiteError(f"{flag} is for a corpus folder, and '{argument}' is a registered dataset (for a folder of that name: ./{argument})")
+    options = dict(pairs, level=level, granularity=granularity)
+    return dataset(argument, **{k: v for k, v in options.items() if v is not None})
+
+
+def split_list(splits: Optional[str]) -> Optional[list[str]]:
+    """`--splits dev,test` -> ["dev", "test"]; None: all."""
+    return [s for s in splits.split(",") if s] if splits else None
+
+
+def scheme_line(spec: Any) -> Optional[str]:
+    """How an own corpus's tags were read: `scheme: bioes (auto: 12 E-/S- tags), read as BIO; types: loc per`,
+    or for `task: pos` `task: pos, one tag per token; tags: ADJ ADP ...`."""
+    dev = f"; dev: {spec.dev_fraction * 100:g}% of train" if spec.dev_fraction is not None else ""
+    if spec.fetch == "own" and spec.task != "ner":
+        return f"task: {spec.task}, one tag per token; tags: {' '.join(spec.types)}{dev}"
+    if spec.scheme_rule is None:
+        return None
+    return f"scheme: {spec.format.scheme} ({spec.scheme_rule}), read as BIO; types: {' '.join(spec.types)}{dev}"
+
+
+@corpora.command("stats")
+@click.argument("name", metavar="NAME_OR_PATH")
+@corpus_options
+def corpora_stats(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
+    """Sentences, tokens and entities per split and per type, after repair, with the repairs made.
+
+    NAME_OR_PATH is a registered dataset, or a folder of your own (a path with '/', or a folder
+    that is no registered name) whose train/dev/test files are found by name.
+
+    \b
+    Examples:
+      flairsuite corpora stats sturm
+      flairsuite corpora stats germeval14 --level inner
+      flairsuite corpora stats danish-ner --option train_size=5k
+      flairsuite corpora stats data/letters/ --scheme auto --dev-fraction 0.1
+    """
+    from flairsuite.corpora.stats import corpus_stats
+
+    stats = corpus_stats(spec, root, splits)
+    chosen = ", ".join(f"{k}={v}" for k, v in spec.options.items())
+    click.echo(f"{spec.name}: {spec.title}" + (f" [{chosen}]" if chosen else ""))
+    if scheme_line(spec):
+        click.echo(scheme_line(spec))
+    click.echo(stats.summary.to_string())
+    if not stats.types.empty:
+        click.echo(f"\n{'entities' if spec.task == 'ner' else 'tags'} by type (after repair):")
+        click.echo(stats.types.to_string())
+    if not stats.repairs.empty:
+        click.echo("\nrepairs made (see README, 'Rules the loaders apply'):")
+        click.echo(stats.repairs.to_string())
+
+
+@corpora.command("check")
+@click.argument("name", metavar="NAME_OR_PATH")
+@corpus_options
+def corpora_check(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
+    """Read every split of a corpus as `flairsuite tag` would; the first bad line is one `file:line` error.
+
+    NAME_OR_PATH as for `corpora stats`. Prints one line per split and `ok` when all is well.
+
+    \b
+    Examples:
+      flairsuite corpora check data/letters/
+      flairsuite corpora check data/letters/ --format conllu --label misc:NE
+      flairsuite corpora check sturm
+    """
+    from flairsuite.corpora.labeled import read_splits, types_missing_from_train
+
+    data = read_splits(spec, root, splits)
+    if scheme_line(spec):
+        click.echo(scheme_line(spec))
+    for split, part in data.items():
+        tokens = sum(len(s.tokens) for s in part.sentences)
+        click.echo(f"{split}: {part.source}: {len(part.sentences):,} sentences, {tokens:,} tokens, {sum(part.repairs.values())} repairs")
+    for split, kind, line in types_missing_from_train(data, spec.task == "ner"):
+        what = "type" if spec.task == "ner" else "tag"
+        click.echo(f"warning: {data[split].path}:{line}: {what} '{kind}' of {split} never occurs in train: no tagger can learn it")
+    click.echo(f"ok: {spec.name}")
+
+
+@corpora.command("fetch")
+@click.argument("name")
+@corpora_dir_option
+def corpora_fetch(name: str, corpora_dir: Optional[str]) -> None:
+    """Download a dataset into the corpora directory (verified, atomic); a no-op when present.
+
+    \b
+    Example:
+      flairsuite corpora fetch sturm --corpora-dir ./corpora
+    """
+    from flairsuite.corpora.fetch import fetch
+    from flairsuite.paths import corpora_dir as resolve
+
+    for line in fetch(name, resolve(corpora_dir)):
+        click.echo(line)
+
+
+def parse_key_values(pairs: tuple[str, ...]) -> dict[str, str]:
+    """`("a=1", "b=x")` -> `{"a": "1", "b": "x"}`; a pair without `=` is an error."""
+    parsed = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise FlairsuiteError(f"option '{pair}' is not KEY=VALUE")
+        parsed[key] = value
+    return parsed

@@ -1,0 +1,197 @@
+"""Experiments: `tag` trains a grid, `quickstart` runs the small default end to end, `results` turns runs into tables and pictures."""
+
+from typing import Optional
+
+import click
+
+from flairsuite.cli.corpora import corpora_fetch
+from flairsuite.cli.group import cli, corpora_dir_option
+from flairsuite.cli.train import train_charlm
+from flairsuite.errors import FlairsuiteError
+
+QUICKSTART_LM_HOURS = 0.05  # 3 minutes per direction when no LM pair is present
+
+
+@cli.command("tag")
+@click.argument("experiment", type=click.Path(dir_okay=False))
+@click.option("--force", is_flag=True, help="Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid "
+              "(a run whose embedding files only moved to new names is kept).")
+@click.option("--keep-finished", is_flag=True,
+              help="Keep runs finished with the same settings on other embedding files (e.g. fastText trained again on another machine).")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, all cores].")
+@click.option("--runs", "patterns", multiple=True, metavar="PATTERN",
+              help="Only the runs whose id matches (shell-style, e.g. 'ler-*/*/map*/*'); repeatable, each must match a run.")
+@click.option(
+    "--cache-dir", type=click.Path(file_okay=False), default=None,
+    help="Embedding cache folder [default: cache/embeddings under $FLAIRSUITE_HOME]; with --ray on a cluster, storage every node sees.",
+)
+@click.option("--ray", "ray_address", default=None, metavar="local|auto|ADDRESS",
+              help="Run the pending runs as Ray tasks: local starts Ray on this machine, auto joins $RAY_ADDRESS's cluster.")
+@click.option("--gpus", type=click.FloatRange(min=0), default=0, show_default=True, help="GPUs each run asks Ray for (with --ray).")
+@click.option("--ray-retries", type=click.IntRange(min=0), default=3, show_default=True,
+              help="With --ray: restarts of a run whose worker died; it continues from its epoch checkpoint.")
+@corpora_dir_option
+def tag(
+    experiment: str, force: bool, keep_finished: bool, threads: Optional[int], patterns: tuple[str, ...], cache_dir: Optional[str],
+    ray_address: Optional[str], gpus: float, ray_retries: int, corpora_dir: Optional[str],
+) -> None:
+    """Train and score every run of an experiment file; finished runs are skipped, a killed run resumes.
+
+    Results go to results/<name>/ under $FLAIRSUITE_HOME; the comparison table is printed at the end.
+
+    \b
+    Examples:
+      flairsuite tag experiments/sturm-table3.yaml
+      flairsuite tag experiments/table8-de.yaml --runs 'arendt/*' --threads 1   # part of a grid, e.g. one per core
+      flairsuite tag experiments/table8-de.yaml --ray local --threads 1          # one Ray task per run, one core each
+      flairsuite tag experiments/table8-de.yaml --ray auto --gpus 1 --cache-dir /shared/cache   # on a Ray cluster
+      flairsuite results results/sturm-table3 --plot
+    """
+    from pathlib import Path
+
+    from flairsuite.paths import corpora_dir as resolve
+    from flairsuite.paths import home
+    from flairsuite.results.collect import per_type_frame, read_runs, runs_frame
+    from flairsuite.results.tables import report
+    from flairsuite.tagging.grid import plan_experiment, run_experiment
+
+    cache = Path(cache_dir) if cache_dir else None
+    if gpus and not ray_address:
+        raise FlairsuiteError("--gpus is the request of each Ray task: use it with --ray")
+    if ray_address:
+        from flairsuite.tagging.ray_grid import RayRequest, run_experiment_on_ray
+
+        plan = plan_experiment(Path(experiment), home(), force, click.echo, patterns, keep_finished)
+        request = RayRequest(ray_address, threads or 1, gpus, ray_retries)
+        out = run_experiment_on_ray(plan, home().resolve(), resolve(corpora_dir).resolve(), request, click.echo, cache.resolve() if cache else None)
+    else:
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
+        out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo, patterns, cache, keep_finished)
+    runs = read_runs(out)
+    click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
+
+
+@cli.command("quickstart")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: all cores].")
+@corpora_dir_option
+@click.pass_context
+def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional[str]) -> None:
+    """The whole pipeline on a small default: Sturm, a German LM pair and word vectors, three taggers, one table (about 5 min on 2 cores).
+
+    Fetches Sturm, trains a small forward/backward character-LM pair (3 minutes each) unless
+    charlm/de-forward and charlm/de-backward exist (the released pair is committed), then runs
+    the experiment flairsuite/experiments/quickstart.yaml (bilstm-crf, map-crf, map on the pair and the
+    committed wordvectors/de-quickstart-fasttext) and prints its table.
+
+    \b
+    Example:
+      flairsuite quickstart
+    """
+    from importlib.resources import files
+
+    from flairsuite.embeddings import existing_artifact
+    from flairsuite.paths import home
+
+    ctx.invoke(corpora_fetch, name="sturm", corpora_dir=corpora_dir)
+    for direction in ("forward", "backward"):
+        try:
+            existing_artifact(f"charlm:de-{direction}", home())
+            click.echo(f"using charlm/de-{direction}")
+        except FlairsuiteError:
+            ctx.invoke(train_charlm, lang="de", direction=direction, max_hours=QUICKSTART_LM_HOURS, hidden_size=256, threads=threads, corpora_dir=corpora_dir)
+    ctx.invoke(tag, experiment=str(files("flairsuite.experiments") / "quickstart.yaml"), threads=threads, corpora_dir=corpora_dir)
+
+
+@cli.command("results")
+@click.argument("directory", required=False, metavar="[DIR]", type=click.Path(file_okay=False))
+@click.option("--experiment", default=None, help="Only this experiment [default: one table per experiment found].")
+@click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex"]), default="md", show_default=True, help="Table format, printed to stdout.")
+@click.option(
+    "--metric", type=click.Choice(["score", "f1", "precision", "recall", "accuracy"]), default="score", show_default=True,
+    help="score: each corpus's main score, entity F1 (NER) or token accuracy (PoS); the others that score only (blank where a task has none).",
+)
+@click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True)
+@click.option("--per-type", is_flag=True, help="Also a table per corpus: mean score per entity type (PoS: per tag).")
+@click.option(
+    "--artifacts", is_flag=True,
+    help="Also a table per experiment of its stacks' embedding files as the runs recorded them "
+    "(LM characters, hours, valid perplexity; fastText dim; BERT settings; SHA-256).",
+)
+@click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
+@click.option(
+    "--curve", type=click.Choice(["train-fraction", "lm-chars", "epochs"]), default=None,
+    help="Also write a learning curve PNG (DIR/curve-<kind>.png): the score against the share of train or the LM's training characters; "
+    "epochs (with --split dev): the dev score after each training epoch.",
+)
+@click.option(
+    "--table3", is_flag=True,
+    help="Instead: stack x tagger in the layout of Akbik et al. 2018, Table 3, test with dev means beside, the paper's values beside.",
+)
+@click.option("--table6", is_flag=True, help="Instead: fine-tuned BERTs per pre-training variant, Zöllner et al. 2021, Table 6 (paper beside).")
+@click.option("--table9", is_flag=True, help="Instead: fine-tuned LCRFNER per BERT attention (WWA or full), Zöllner et al. 2021, Table 9.")
+@click.option(
+    "--plot", is_flag=False, flag_value="", default=None, metavar="[PATH]",
+    help="Also write a bar chart PNG [default: DIR/comparison.png]; a path goes as --plot=PATH. With --table8: the paper's values as ticks.",
+)
+def results(
+    directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, artifacts: bool, table8: bool,
+    table3: bool, table6: bool, table9: bool, plot: Optional[str], curve: Optional[str]
+) -> None:
+    """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
+
+    Rows are embedding stack x tagger (x Entity-Fix), columns corpora, cells mean ± std over
+    seeds (n) in percent, the best per column marked. DIR defaults to results/ under $FLAIRSUITE_HOME.
+
+    \b
+    Examples:
+      flairsuite results results/sturm-table3 --per-type
+      flairsuite results results/ablation-lm-de --split dev --artifacts
+      flairsuite results --experiment sturm-table3 --format latex --plot=table3.png
+    """
+    from pathlib import Path
+
+    from flairsuite.paths import results_dir
+    from flairsuite.results.collect import only_experiment, per_type_frame, read_runs, runs_frame
+    from flairsuite.results.plot import write_plot
+    from flairsuite.results.tables import report
+
+    root = Path(directory) if directory else results_dir()
+    runs = read_runs(root)
+    frame, types = runs_frame(runs), per_type_frame(runs)
+    if experiment:
+        frame, types = only_experiment(frame, experiment), types[types["experiment"] == experiment]
+    if table8 + table3 + table6 + table9 > 1:
+        raise FlairsuiteError("give one of --table8, --table3, --table6, --table9")
+    if curve is not None:  # first: a curve the runs cannot draw is an error before any table is printed
+        from flairsuite.results.curves import write_curve
+
+        target = root / f"curve-{curve}.png"
+        write_curve(frame, curve, target, metric, split)
+        click.echo(f"wrote {target}", err=True)
+    if table6 or table9:
+        from flairsuite.results.pretraining_tables import LAYOUTS
+
+        layout = LAYOUTS["table6" if table6 else "table9"]
+        click.echo("\n\n".join(layout(group, fmt) for _, group in frame.groupby("experiment")))
+    elif table8:
+        from flairsuite.results.table8 import table8 as paper_layout
+
+        click.echo("\n\n".join(paper_layout(group, fmt) for _, group in frame.groupby("experiment")))
+    elif table3:
+        from flairsuite.results.table3 import table3 as akbik_layout
+
+        click.echo("\n\n".join(akbik_layout(group, fmt) for _, group in frame.groupby("experiment")))
+    else:
+        click.echo(report(frame, types, fmt, metric, split, per_type))
+    if artifacts:
+        from flairsuite.results.artifacts import artifact_report
+
+        files = artifact_report(frame, fmt)
+        click.echo("\n\n" + files if files else "(the runs recorded no embedding files: they predate the record)")
+    if plot is not None:
+        target = Path(plot) if plot else root / "comparison.png"
+        write_plot(frame, target, metric, split, table8=table8)
+        click.echo(f"wrote {target}", err=True)

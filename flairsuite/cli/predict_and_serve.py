@@ -1,0 +1,94 @@
+"""Using a trained tagger: `predict` tags a file, `serve` answers HTTP requests."""
+
+from typing import Optional
+
+import click
+
+from flairsuite.cli.group import cli
+
+
+@cli.command("predict")
+@click.argument("model", type=click.Path())
+@click.argument("file", type=click.Path())
+@click.option(
+    "--format", "fmt", type=click.Choice(["column", "json", "tei", "html"]), default="column", show_default=True,
+    help="column: token TAB tag, a blank line between sentences; json: one object per sentence with its spans; "
+    "tei: TEI P5 (a TEI/XML FILE is tagged in place); html: one self-contained page with the entities highlighted.",
+)
+@click.option(
+    "--markup-map", type=click.Path(dir_okay=False), default=None,
+    help="YAML map of entity type to TEI element for --format tei, e.g. `work: title` or `LOC: name[@type=place]`.",
+)
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to this file (atomically) [default: stdout].")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Sentences per batch at most [default: 256 fast, 32 (Flair's) with --no-fast].")
+@click.option(
+    "--fast/--no-fast", default=True, show_default=True,
+    help="flairsuite's fast path (int8 LSTMs, length-bucketed batches) or the model's own Flair predict.",
+)
+@click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule (Zöllner et al. 2021, §4.3) before writing tags and spans.")
+def predict(
+    model: str, file: str, fmt: str, markup_map: Optional[str], out: Optional[str], batch_size: Optional[int], fast: bool, entity_fix: bool
+) -> None:
+    """Tag the raw text FILE (UTF-8) with MODEL, any saved suite tagger (cse included); sentences and tokens as Flair splits them.
+
+    Tags are the decoder's raw per-token tags (with --entity-fix: after that rule); JSON spans are those Flair's predict would attach,
+    with token indices (end exclusive), character offsets in FILE and confidences.
+
+    TEI: a plain text becomes a TEI P5 document (one <p> per paragraph, text and whitespace kept); a TEI/XML FILE (.xml, .tei,
+    or starting with '<') keeps every byte and gets entity elements inside its <p>, <s> and <ab> that hold only text and
+    milestones (<lb/>, <pb/>); entities that would cross markup are skipped and counted. Types map to persName, placeName,
+    orgName, date, else <name type="...">; --markup-map changes that.
+
+    \b
+    Examples:
+      flairsuite predict results/sturm-table3/sturm/proposed/bilstm-crf/seed-1/model.pt letter.txt
+      flairsuite predict model.pt letter.txt --format json --out letter.jsonl
+      flairsuite predict model.pt edition.xml --format tei --out edition-ner.xml
+      flairsuite predict model.pt letter.txt --format html --out letter.html
+    """
+    import time
+    from pathlib import Path
+
+    from flairsuite.atomic import write_text
+    from flairsuite.predict import predict_document
+
+    start = time.perf_counter()
+    found = predict_document(Path(model), Path(file), fmt, fast, batch_size, entity_fix, Path(markup_map) if markup_map else None)
+    if out:
+        write_text(Path(out), found.text)
+    else:
+        click.echo(found.text, nl=False)
+    click.echo(found.summary(time.perf_counter() - start), err=True)
+
+
+@cli.command("serve")
+@click.argument("model", type=click.Path())
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface; the server has no authentication).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port to listen on; 0 picks a free one.")
+@click.option("--max-chars", type=click.IntRange(min=1), default=100_000, show_default=True, help="Longest text accepted, in characters (longer: HTTP 413).")
+@click.option("--fast/--no-fast", default=True, show_default=True, help="flairsuite's fast path or the model's own Flair predict (as for predict).")
+@click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule before reading spans (as for predict).")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="torch threads [default: torch's, one per core].")
+@click.option("--access-log/--no-access-log", default=True, show_default=True, help="Log one line per request.")
+def serve(model: str, host: str, port: int, max_chars: int, fast: bool, entity_fix: bool, threads: Optional[int], access_log: bool) -> None:
+    """Serve MODEL (any saved suite tagger) over HTTP: a page at / to paste a text and see its entities, and POST /tag.
+
+    POST /tag takes {"text": "..."} (application/json) or the text itself (text/plain, UTF-8) and answers
+    {"spans": [{"start", "end", "text", "type", "confidence"}], "sentences": N, "tokens": N}, offsets in characters
+    of the text. Errors are JSON {"error": "..."}: 400 empty or not UTF-8 or malformed, 413 too long, 415 wrong type.
+    The model is loaded once; needs the serve extra (pip install 'flairsuite[serve]').
+
+    \b
+    Examples:
+      flairsuite serve results/sturm-table3/sturm/proposed/bilstm-crf/seed-1/model.pt
+      curl -s localhost:8000/tag -H 'Content-Type: application/json' -d '{"text": "Anna reiste nach Berlin."}'
+    """
+    from pathlib import Path
+
+    import torch
+
+    from flairsuite.serve.server import serve as run_server
+
+    if threads:
+        torch.set_num_threads(threads)
+    run_server(Path(model), host, port, click.echo, access_log, max_chars=max_chars, fast=fast, entity_fix=entity_fix)

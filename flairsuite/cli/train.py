@@ -1,0 +1,212 @@
+"""The training commands: character-LM pairs, fastText vectors (and their compact copies), small BERTs."""
+
+from typing import Any, Optional
+
+import click
+
+from flairsuite.cli.group import cli, corpora_dir_option
+
+
+@cli.command("train-charlm")
+@click.option("--lang", required=True, help="Language of the recipe (de, en, da, zh); also selects the NER sets kept out of training.")
+@click.option("--direction", type=click.Choice(["forward", "backward", "both"]), default="both", show_default=True)
+@click.option(
+    "--corpus", multiple=True, type=click.Path(),
+    help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set.",
+)
+@click.option(
+    "--preset", default="cpu", show_default=True,
+    help="Recipe preset: cpu (2 cores, 82 M characters, ~1.5 h a direction) or paper (Akbik et al. 2018).",
+)
+@click.option("--hidden-size", type=int, help="LSTM hidden size.")
+@click.option("--nlayers", type=int, help="LSTM layers.")
+@click.option("--embedding-size", type=int, help="Character embedding size.")
+@click.option("--sequence-length", type=int, help="Truncated-BPTT window (characters).")
+@click.option("--sequence-length-start", type=int, help="Window at the start of the ramp to --sequence-length.")
+@click.option("--ramp-chars", type=int, help="Characters over which the window grows (0: no ramp).")
+@click.option("--batch-size", type=int, help="Parallel character streams per batch.")
+@click.option("--learning-rate", type=float, help="SGD learning rate.")
+@click.option("--clip", type=float, help="Gradient norm clipping.")
+@click.option("--dropout", type=float, help="Dropout.")
+@click.option("--anneal-factor", type=float, help="Learning rate factor after a validation plateau.")
+@click.option("--patience", type=int, help="Validations without improvement before annealing.")
+@click.option("--validate-chars", type=int, help="Training characters between validation points (annealing, best model).")
+@click.option("--checkpoint-minutes", type=float, help="Minutes between checkpoints.")
+@click.option("--valid-chars", type=int, help="Characters of valid (and test) used for perplexity.")
+@click.option("--max-hours", type=float, default=None, help="Training time per direction [default: the preset's budget: cpu 82 M characters, paper 1 h].")
+@click.option("--max-chars", type=int, default=None, help="Characters to train on per direction.")
+@click.option("--heldout-fraction", type=float, default=0.01, show_default=True, help="Share of documents for valid and for test.")
+@click.option("--unk-fraction", type=float, default=1e-6, show_default=True, help="The rarest characters, up to this share of all, become <unk>.")
+@click.option("--name", default=None, help="Model folder prefix [default: LANG]: models go to charlm/NAME-forward, charlm/NAME-backward.")
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+    help="Folder for the model folders [default: charlm/ under $FLAIRSUITE_HOME].",
+)
+@click.option(
+    "--resume", is_flag=True,
+    help="Continue the run whose checkpoint is in the model folder (without one: continue its best-lm.pt and summary.json, e.g. the released pair).",
+)
+@click.option("--force", is_flag=True, help="Discard an earlier run's checkpoint and start over.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--threads", type=int, default=None, help="CPU threads [default: all cores].")
+@click.option(
+    "--precision", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True,
+    help="Training steps' arithmetic: bfloat16 runs them under autocast (1.6x the characters/s at the same perplexity per character "
+    "on a Xeon with avx512_bf16); weights, optimizer and validation stay float32; auto: bfloat16 where the CPU or GPU computes it "
+    "natively, else float32. Not part of a checkpoint's settings: a run may change it on --resume.",
+)
+@click.option(
+    "--model-dtype", type=click.Choice(["float32", "float16"]), default="float32", show_default=True,
+    help="Weights of best-lm.pt: float16 halves the file (a hidden-1024 LM in 9.7 MB instead of 19.3); plain Flair loads it "
+    "into a float32 model. Checkpoints stay float32.",
+)
+@corpora_dir_option
+def train_charlm(**options: Any) -> None:
+    """Train forward and backward character LMs that plain Flair loads with FlairEmbeddings(path).
+
+    \b
+    Examples:
+      flairsuite train-charlm --lang de                   # the cpu preset's budget: 82 M characters a direction
+      flairsuite train-charlm --lang de --max-hours 1
+      flairsuite train-charlm --lang de --direction forward --hidden-size 256 --max-chars 2000000
+      flairsuite train-charlm --lang de --resume          # after a kill: continues exactly
+    """
+    from flairsuite.charlm.command import train_charlm_command
+
+    for line in train_charlm_command(options):
+        click.echo(line)
+
+
+@cli.command("train-fasttext")
+@click.option("--lang", required=True, help="Language (de, en, da, zh): its raw-text set, and the labeled corpora whose tokens are added.")
+@click.option(
+    "--corpus", multiple=True, type=click.Path(),
+    help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set (as train-charlm).",
+)
+@click.option(
+    "--dim", type=click.IntRange(min=1), default=300, show_default=True,
+    help="Vector size (fastText's published size; it beat 100 on Sturm dev by 1.9 F1, results/README.md).",
+)
+@click.option("--epochs", type=click.IntRange(min=1), default=5, show_default=True, help="Passes over the training text.")
+@click.option("--min-count", type=click.IntRange(min=1), default=5, show_default=True, help="Words rarer than this get no vector of their own.")
+@click.option(
+    "--buckets", type=click.IntRange(min=1), default=2_000_000, show_default=True,
+    help="Hash buckets for character n-grams (memory: buckets x dim floats).",
+)
+@click.option(
+    "--heldout-fraction", type=float, default=0.01, show_default=True,
+    help="Share of documents held out (as train-charlm; the prepared corpus is shared).",
+)
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+    help="Folder for the vectors folder LANG-fasttext [default: wordvectors/ under $FLAIRSUITE_HOME].",
+)
+@click.option("--name", default=None, help="Vectors folder prefix [default: LANG]: vectors go to wordvectors/NAME-fasttext (spec fasttext:NAME).")
+@click.option("--force", is_flag=True, help="Replace existing vectors.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads [default: all cores].")
+@corpora_dir_option
+def train_fasttext(**options: Any) -> None:
+    """Train fastText word vectors on the train-charlm corpus; plain Flair loads them with WordEmbeddings(path).
+
+    Tokens of the language's local NER and PoS corpora that the vocabulary lacks get their
+    subword-built vectors added, since WordEmbeddings ignores fastText's n-grams.
+
+    \b
+    Examples:
+      flairsuite train-fasttext --lang de
+      flairsuite train-fasttext --lang de --dim 100 --name de100     # spec fasttext:de100
+    """
+    from flairsuite.wordvectors.command import train_fasttext_command
+
+    for line in train_fasttext_command(options):
+        click.echo(line)
+
+
+@cli.command("compact-fasttext")
+@click.argument("source")
+@click.option("--dataset", "datasets", multiple=True, help="Labeled dataset whose tokens the compact vectors must cover (repeatable).")
+@click.option("--name", required=True, help="Name of the compact vectors: wordvectors/NAME-fasttext (spec fasttext:NAME).")
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+    help="Folder of the vectors folders [default: wordvectors/ under $FLAIRSUITE_HOME].",
+)
+@click.option("--force", is_flag=True, help="Replace existing vectors of that name.")
+@corpora_dir_option
+def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir: Optional[str], force: bool, corpora_dir: Optional[str]) -> None:
+    """Keep only the vectors of fasttext:SOURCE that the tokens of some labeled datasets are looked up as.
+
+    On those datasets the compact file gives every token the vector the full one gives (Flair's
+    lookup: word, lowercased, digit-normalised); other words get <unk>. The quickstart ships one.
+
+    \b
+    Example:
+      flairsuite compact-fasttext de --dataset sturm --name de-quickstart
+    """
+    from pathlib import Path
+
+    from flairsuite.paths import corpora_dir as datasets_dir
+    from flairsuite.paths import wordvectors_dir
+    from flairsuite.wordvectors.compact import compact_command
+
+    out = Path(out_dir) if out_dir else wordvectors_dir()
+    summary = compact_command(source, datasets, name, out, datasets_dir(corpora_dir), force)
+    click.echo(
+        f"{out / (name + '-fasttext')}: {summary['entries']:,} of fasttext:{source}'s vectors for {summary['corpus_words']:,} words of "
+        f"{', '.join(datasets)} ({summary['uncovered_words']} without one), {summary['bytes'] / 1e6:.1f} MB"
+    )
+
+
+@cli.command("train-bert")
+@click.option("--lang", required=True, help="Language: its raw-text set (as train-charlm), and the NER sets whose dev/test sentences are kept out.")
+@click.option(
+    "--corpus", multiple=True, type=click.Path(),
+    help="Text files or folders (.txt, .txt.gz), one document per line; default: the language's raw-text set (shared with train-charlm).",
+)
+@click.option("--name", default=None, help="Model folder [default: LANG-PRESET]: the model goes to bert/NAME (spec bert:NAME).")
+@click.option("--preset", default="cpu", show_default=True, help="cpu (4 x 256, about an hour on 2 cores) or paper (6 x 512, 8 heads, sequences of 320).")
+@click.option("--objective", default=None, help="mlm, mlm+nsp or mlm+sop [preset: mlm].")
+@click.option("--wwm/--no-wwm", default=None, help="Whole-word masking [preset: on].")
+@click.option("--positions", default=None, help="absolute or relative (Shaw-style key and value distances, clipped) [preset: relative].")
+@click.option("--attention", default=None, help="full, or wwa (Whole-Word Attention; needs relative positions) [preset: full].")
+@click.option("--layers", type=int, default=None, help="Transformer layers.")
+@click.option("--hidden-size", type=int, default=None, help="Hidden size.")
+@click.option("--heads", type=int, default=None, help="Attention heads.")
+@click.option("--seq-len", type=int, default=None, help="Tokens per training sequence (the saved tokenizer's model_max_length).")
+@click.option("--vocab-size", type=int, default=None, help="WordPiece vocabulary size.")
+@click.option("--batch-size", type=int, default=None, help="Sequences per batch.")
+@click.option("--learning-rate", type=float, default=None, help="Peak AdamW learning rate.")
+@click.option("--dropout", type=float, default=None, help="Dropout of hidden states and attention [preset: 0.1].")
+@click.option(
+    "--lexicon", default=None, metavar="NAME",
+    help="Char-Entity attention (Jia et al. 2020, §3.2) over the entries of lexicons/NAME.tsv (discover-words); needs relative positions and full attention.",
+)
+@click.option("--max-hours", type=float, default=None, help="Training time [default: 1 unless --max-tokens].")
+@click.option("--max-tokens", type=int, default=None, help="Tokens to train on (also the end of the learning-rate decay).")
+@click.option("--validate-tokens", type=int, default=None, help="Training tokens between validation points [preset: cpu 250,000, paper 20,000,000].")
+@click.option("--checkpoint-minutes", type=float, default=None, help="Minutes between checkpoints [preset: cpu 5, paper 4].")
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), default=None,
+    help="Folder for the model folder [default: bert/ under $FLAIRSUITE_HOME].",
+)
+@click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the model folder (exactly, after a kill).")
+@click.option("--force", is_flag=True, help="Discard an earlier run's checkpoint or model and start over.")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads [default: all cores].")
+@click.option("--seed", type=int, default=1, show_default=True)
+@corpora_dir_option
+def train_bert(**options: Any) -> None:
+    """Pre-train a small BERT from scratch (masked LM, whole-word masking, relative positions, Whole-Word Attention).
+
+    The model folder loads in plain transformers: AutoModel.from_pretrained(folder) for absolute
+    positions with full attention, with trust_remote_code=True (or after `import flairsuite.bert`) otherwise.
+
+    \b
+    Examples:
+      flairsuite train-bert --lang de --max-hours 1
+      flairsuite train-bert --lang de --attention wwa --name de-wwa
+      flairsuite train-bert --lang de --resume          # after a kill: continues exactly
+    """
+    from flairsuite.bert.command import train_bert_command
+
+    for line in train_bert_command(options):
+        click.echo(line)
