@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from flairsuite.cli import cli
-from flairsuite.experiments.config import fingerprint, load_experiment
+from flairsuite.experiments.config import load_experiment
+from flairsuite.experiments.identity import fingerprint
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = sorted(path.parent.name for path in (ROOT / "results").glob("*/experiment.json"))

@@ -12,7 +12,7 @@ import yaml
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments import CorpusChoice, fingerprint, load_experiment, runs
-from flairsuite.experiments.config import run_record
+from flairsuite.experiments.identity import run_record
 from flairsuite.models.registry import LINEAR_TRAIN, PAPER_TRAIN, TAGGERS, default_train, tagger_spec
 from flairsuite.models.settings import LATER_SETTINGS, TrainSettings
 

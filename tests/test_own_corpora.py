@@ -24,7 +24,8 @@ from flairsuite.corpora.own import own_corpus
 from flairsuite.corpora.stats import corpus_stats
 from flairsuite.corpora.tags import SchemeEvidence
 from flairsuite.errors import FlairsuiteError, InputError
-from flairsuite.experiments.config import fingerprint, load_experiment
+from flairsuite.experiments.config import load_experiment
+from flairsuite.experiments.identity import fingerprint
 from flairsuite.tagging.data import labeled_splits
 
 # token TAB part of speech TAB BIOES tag: the tag is the last column (the default `label: -1`)

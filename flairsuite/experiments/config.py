@@ -5,9 +5,7 @@ Every problem is a one-line error naming the file and the key, e.g.
 `Error: experiments/t3.yaml: taggers: unknown tagger "bilstm" (known: bilstm-crf, bilstm512-crf, map-crf, map, ...)`.
 """
 
-import hashlib
 import itertools
-import json
 import re
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
@@ -16,7 +14,7 @@ from typing import Any, Optional, Union
 
 import yaml
 
-from flairsuite.corpora.own import corpus_record, own_corpus
+from flairsuite.corpora.own import own_corpus
 from flairsuite.corpora.registry import DatasetSpec, dataset, names
 from flairsuite.corpora.tasks import LABELED_TASKS, Task, task
 from flairsuite.embeddings import frozen, parse
@@ -476,53 +474,3 @@ def runs(config: ExperimentConfig) -> list[Run]:
         for corpus, stack, tune, tagger, seed in itertools.product(config.corpora, config.embeddings, config.fine_tune, config.taggers, config.seeds)
         if not tune or tunable(config.embeddings[stack])
     ]
-
-
-def run_record(run: Run) -> dict[str, Any]:
-    """What a run does, as plain data: id, corpus, options, subsample, embedding specs, tagger, seed, settings.
-
-    A fine-tuned run adds `fine_tune: true` (frozen runs add nothing, so their fingerprints stay as
-    they were). An own corpus adds `corpus_files` (`own.corpus_record`: format, scheme, labels, file checksums,
-    dev_fraction); registered corpora add nothing, so their fingerprints stay as they were.
-    """
-    record = {
-        "run": run.run_id,
-        "corpus": run.corpus.name,
-        "corpus_options": run.corpus.options,
-        "subsample": run.corpus.subsample,
-        **({"dev_fraction": run.corpus.dev_fraction} if run.corpus.dev_fraction is not None and run.corpus.own is None else {}),
-        "embedding_specs": list(run.embedding_specs),
-        "tagger": run.tagger,
-        "seed": run.seed,
-        "train": run.train_settings,
-        "entity_fix": list(run.entity_fix),
-        **({"fine_tune": True} if run.fine_tune else {}),
-    }
-    if run.corpus.own is not None:
-        record["corpus_files"] = corpus_record(run.corpus.own)
-    return record
-
-
-def digest(data: Any) -> str:
-    """sha256 of `data` as canonical JSON (sorted keys), so key order does not count."""
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def run_fingerprint(run: Run, artifacts: list[str], specs: Optional[list[str]] = None) -> str:
-    """sha256 of what one run computes: its `run_record` and its embedding files' digests (`artifacts`, stack order).
-
-    `specs`: other names for the same embeddings (the fingerprint the run had under them).
-    """
-    record = run_record(run) if specs is None else {**run_record(run), "embedding_specs": list(specs)}
-    return digest({**record, "artifacts": artifacts})
-
-
-def fingerprint(config: ExperimentConfig) -> str:
-    """sha256 of what the experiment's runs do (sorted, so the order of keys and list items does not count).
-
-    Every run contributes its `run_record`, complete training settings included, so a change of a
-    tagger default in the suite also changes the fingerprint.
-    """
-    records = sorted((run_record(run) for run in runs(config)), key=lambda record: record["run"])
-    return digest({"name": config.name, "runs": records})

@@ -32,7 +32,8 @@ from flairsuite.atomic import atomic_file, write_json, write_text
 from flairsuite.corpora.tasks import task
 from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, fingerprint, load_experiment, run_fingerprint, run_record, runs
+from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, load_experiment, runs
+from flairsuite.experiments.identity import fingerprint, run_fingerprint, run_record
 from flairsuite.memory import PeakMemory
 from flairsuite.models.entity_fix import entity_fix
 from flairsuite.models.registry import build_tagger

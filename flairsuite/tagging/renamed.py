@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 
 from flairsuite.atomic import write_json
-from flairsuite.experiments.config import Run, run_fingerprint
+from flairsuite.experiments.config import Run
+from flairsuite.experiments.identity import run_fingerprint
 
 
 def adopt_renamed(run: Run, files: list[Path], run_digest: str, artifacts: list[str]) -> bool:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from flairsuite.atomic import atomic_file, write_json
-from flairsuite.experiments.config import Run, run_fingerprint
+from flairsuite.experiments.config import Run
+from flairsuite.experiments.identity import run_fingerprint
 from flairsuite.results.collect import METRICS_FILE, variant_metrics_file
 
 
