@@ -120,6 +120,11 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
     help="Also a table per experiment of its stacks' embedding files as the runs recorded them "
     "(LM characters, hours, valid perplexity; fastText dim; BERT settings; SHA-256).",
 )
+@click.option(
+    "--by-length", is_flag=True,
+    help="Also a table per corpus: test recall of the gold entities by their length in tokens (strict match), and the ill-formed I- tags "
+    "per 1,000 tokens, from the runs' predictions.tsv (raw decoder tags; git-ignored, so the runs trained here).",
+)
 @click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
 @click.option(
     "--curve", type=click.Choice(["train-fraction", "lm-chars", "epochs"]), default=None,
@@ -137,8 +142,8 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
     help="Also write a bar chart PNG [default: DIR/comparison.png]; a path goes as --plot=PATH. With --table8: the paper's values as ticks.",
 )
 def results(
-    directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, artifacts: bool, table8: bool,
-    table3: bool, table6: bool, table9: bool, plot: Optional[str], curve: Optional[str]
+    directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, artifacts: bool, by_length: bool,
+    table8: bool, table3: bool, table6: bool, table9: bool, plot: Optional[str], curve: Optional[str]
 ) -> None:
     """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
 
@@ -149,6 +154,7 @@ def results(
     Examples:
       flairsuite results results/sturm-table3 --per-type
       flairsuite results results/ablation-lm-de --split dev --artifacts
+      flairsuite results results/table8-de --by-length        # where Map loses LER's long entities
       flairsuite results --experiment sturm-table3 --format latex --plot=table3.png
     """
     from pathlib import Path
@@ -171,6 +177,11 @@ def results(
         target = root / f"curve-{curve}.png"
         write_curve(frame, curve, target, metric, split)
         click.echo(f"wrote {target}", err=True)
+    lengths = None
+    if by_length:  # also before any table: no predictions to read is an error on its own
+        from flairsuite.results.lengths import length_tables
+
+        lengths = length_tables(frame, fmt)
     if table6 or table9:
         from flairsuite.results.pretraining_tables import LAYOUTS
 
@@ -191,6 +202,8 @@ def results(
 
         files = artifact_report(frame, fmt)
         click.echo("\n\n" + files if files else "(the runs recorded no embedding files: they predate the record)")
+    if lengths is not None:
+        click.echo("\n\n" + lengths)
     if plot is not None:
         target = Path(plot) if plot else root / "comparison.png"
         write_plot(frame, target, metric, split, table8=table8)

@@ -1,0 +1,142 @@
+"""Test recall of gold entities by their length in tokens, read from the runs' `predictions.tsv`.
+
+What a tagger loses as entities grow longer: a per-token classifier (Map) on frozen embeddings has to
+get every token of an entity right, with nothing keeping its tags consistent, while a CRF decodes
+the tags of a sentence together. On corpora of long entities (LER's legal citations) that is where
+the columns of a comparison table part.
+
+Matching is strict, as the tables' scorer (seqeval, strict IOB2): a gold entity is found when the
+predicted tags hold the well-formed chunk `B-X I-X*` with its exact boundaries and type. Beside the
+recall per length bucket, each row gives the predicted `I-X` tags that continue no entity of type X
+(ill-formed: strict scoring drops them, Entity-Fix repairs them) per 1,000 tokens.
+
+`predictions.tsv` holds the decoder's raw tags (token, gold tag, predicted tag; a blank line between
+sentences), so the Entity-Fix variants of a run have no rows here; the file is git-ignored, so the
+table covers the runs trained (or kept) on this machine.
+"""
+
+from collections import Counter
+from pathlib import Path
+from typing import Any, Optional
+
+import pandas as pd
+from seqeval.scheme import IOB2, Entities
+
+from flairsuite.errors import FlairsuiteError, InputError, read_utf8
+from flairsuite.results.tables import STATS, STYLES, comparison_cells, render, row_keys
+
+PREDICTIONS_FILE = "predictions.tsv"  # beside a run's metrics.json (flairsuite.tagging.grid writes it)
+BUCKETS: tuple[tuple[int, Optional[int]], ...] = ((1, 1), (2, 3), (4, 7), (8, None))  # entity lengths in tokens, both ends included
+ILL_FORMED = "ill-formed I- per 1,000 tokens"
+
+
+def bucket_label(low: int, high: Optional[int]) -> str:
+    """`(1, 1)` -> `1`, `(2, 3)` -> `2-3`, `(8, None)` -> `8+`."""
+    return f"{low}+" if high is None else str(low) if low == high else f"{low}-{high}"
+
+
+LABELS = tuple(bucket_label(low, high) for low, high in BUCKETS)
+
+
+def bucket_of(length: int) -> str:
+    """The label of the bucket an entity of `length` tokens falls in."""
+    return next(label for (low, high), label in zip(BUCKETS, LABELS) if length >= low and (high is None or length <= high))
+
+
+def read_predictions(path: Path) -> tuple[list[list[str]], list[list[str]]]:
+    """Gold and predicted tags per sentence of a `predictions.tsv`; a line without three tab-separated fields is an error naming it."""
+    gold: list[list[str]] = [[]]
+    predicted: list[list[str]] = [[]]
+    for number, line in enumerate(read_utf8(path).split("\n"), 1):
+        if not line.strip():
+            if gold[-1]:
+                gold.append([])
+                predicted.append([])
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3:
+            raise InputError(path, number, f"expected token, gold tag and predicted tag separated by tabs, found {len(fields)} field(s)")
+        gold[-1].append(fields[1])
+        predicted[-1].append(fields[2])
+    if not gold[-1]:
+        gold.pop()
+        predicted.pop()
+    return gold, predicted
+
+
+def strict_entities(tags: list[list[str]]) -> set[tuple[int, int, int, str]]:
+    """The well-formed IOB2 chunks of every sentence as (sentence, start, end exclusive, type): seqeval's strict reading."""
+    return {(e.sent_id, e.start, e.end, e.tag) for sentence in Entities(tags, IOB2).entities for e in sentence}
+
+
+def ill_formed(tags: list[list[str]]) -> int:
+    """How many `I-X` tags continue no entity of type X (after `O`, at a sentence start, or after a tag of another type)."""
+    count = 0
+    for sentence in tags:
+        previous = "O"
+        for tag in sentence:
+            count += tag.startswith("I-") and (previous == "O" or previous[2:] != tag[2:])
+            previous = tag
+    return count
+
+
+def length_counts(gold: list[list[str]], predicted: list[list[str]]) -> dict[str, Any]:
+    """Per length bucket the gold entities (`gold`) and those found exactly (`found`); the ill-formed predicted tags and the tokens."""
+    expected, found = strict_entities(gold), strict_entities(predicted)
+    totals = Counter(bucket_of(end - start) for _, start, end, _ in expected)
+    right = Counter(bucket_of(end - start) for _, start, end, _ in expected & found)
+    return {"gold": totals, "found": right, "ill_formed": ill_formed(predicted), "tokens": sum(len(sentence) for sentence in gold)}
+
+
+def length_frame(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per NER run with a `predictions.tsv` (Entity-Fix variants left out): its keys, the recall per bucket
+    (a fraction, NaN where the test split has no entity of that length), the gold count per bucket, ill-formed tags per 1,000 tokens."""
+    rows = []
+    for _, run in runs[(runs["task"] == "ner") & ~runs["entity_fix"].astype(bool)].iterrows():
+        path = Path(run["path"]).parent / PREDICTIONS_FILE
+        if not path.is_file():
+            continue
+        counts = length_counts(*read_predictions(path))
+        row = run.to_dict()
+        for label in LABELS:
+            row[label] = counts["found"][label] / counts["gold"][label] if counts["gold"][label] else float("nan")
+            row[f"gold {label}"] = counts["gold"][label]
+        row[ILL_FORMED] = 1000 * counts["ill_formed"] / max(counts["tokens"], 1)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def bucket_header(label: str, gold: pd.Series) -> str:
+    """`8+ tokens (1,988)`: the bucket and its gold entities in the test split (one run's count: the runs of a corpus share the split)."""
+    unit = "token" if label == "1" else "tokens"
+    total = int(gold.iloc[0])
+    return f"{label} {unit} ({total:,})"
+
+
+def length_tables(runs: pd.DataFrame, fmt: str = "md") -> str:
+    """One table per experiment and corpus: rows stack x tagger, cells the test recall per gold-entity length in tokens
+    (mean ± std (n) over seeds, %; the lengths the test split has), the best per column marked, then the ill-formed I- tags
+    per 1,000 tokens."""
+    frame = length_frame(runs)
+    if frame.empty:
+        raise FlairsuiteError(f"no {PREDICTIONS_FILE} beside the NER runs' metrics.json: runs write it when they finish (it is git-ignored, "
+                              "so only runs trained or kept on this machine have one)")
+    style = STYLES[fmt]
+    sections = []
+    for (experiment, label), group in frame.groupby(["experiment", "corpus_label"], sort=True):
+        keys = [key for key in row_keys(group) if key != "entity_fix"]
+        buckets = [bucket for bucket in LABELS if group[f"gold {bucket}"].iloc[0]]  # lengths the test split has
+        columns = [bucket_header(bucket, group[f"gold {bucket}"]) for bucket in buckets] + [ILL_FORMED]
+        long = group.melt(id_vars=keys, value_vars=[*buckets, ILL_FORMED], var_name="column", value_name="value")
+        long["column"] = long["column"].map(dict(zip([*buckets, ILL_FORMED], columns)))
+        long.loc[long["column"] != ILL_FORMED, "value"] *= 100
+        stats = long.groupby([*keys, "column"])["value"].agg(["mean", "std", "count"]).rename(columns={"count": "n"})
+        table = stats.unstack("column").swaplevel(axis=1).reindex(columns=pd.MultiIndex.from_product([columns, STATS], names=["column", "stat"]))
+        cells = comparison_cells(table, style)
+        means = table.xs("mean", axis=1, level="stat")[ILL_FORMED]
+        cells[ILL_FORMED] = [f"{value:.2f}" for value in means]  # fewer is better: not marked, and no spread
+        total = int(sum(group[f"gold {bucket}"].iloc[0] for bucket in LABELS))
+        title = (f"{experiment}: {label}, test recall (%) of the {total:,} gold entities by length in tokens, mean ± std over seeds (n); "
+                 "strict match on the raw decoder tags")
+        sections.append(render(title, cells, {}, fmt))
+    return "\n\n".join(sections)

@@ -1,0 +1,64 @@
+"""Recall by gold-entity length (`flairsuite results --by-length`) on hand-made predictions with answers counted by hand."""
+
+
+import pytest
+from conftest import one_error_line
+from test_results import metrics, run, table_rows, write_run
+
+from flairsuite.errors import InputError
+from flairsuite.results.lengths import bucket_of, ill_formed, length_counts, read_predictions
+
+# Sentence 1: PER of 2 tokens found; LOC of 1 token missed (the prediction's I-LOC starts no entity: ill-formed).
+# Sentence 2: ORG of 4 tokens, found by the CRF-like tags, cut in two by the Map-like tags (B-ORG I-ORG B-ORG I-ORG).
+GOLD = [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "I-ORG", "I-ORG", "I-ORG", "O"]]
+MAP = [["B-PER", "I-PER", "O", "I-LOC"], ["B-ORG", "I-ORG", "B-ORG", "I-ORG", "O"]]
+CRF = [["B-PER", "I-PER", "O", "O"], ["B-ORG", "I-ORG", "I-ORG", "I-ORG", "O"]]
+
+
+def predictions_text(gold: list[list[str]], predicted: list[list[str]]) -> str:
+    sentences = ["\n".join(f"w{i}\t{g}\t{p}" for i, (g, p) in enumerate(zip(gs, ps))) for gs, ps in zip(gold, predicted)]
+    return "\n\n".join(sentences) + "\n"
+
+
+def test_buckets_have_both_ends_included():
+    assert [bucket_of(n) for n in (1, 2, 3, 4, 7, 8, 40)] == ["1", "2-3", "2-3", "4-7", "4-7", "8+", "8+"]
+
+
+def test_counts_match_strictly_and_count_ill_formed_tags():
+    counts = length_counts(GOLD, MAP)
+    assert dict(counts["gold"]) == {"2-3": 1, "1": 1, "4-7": 1}
+    assert dict(counts["found"]) == {"2-3": 1}  # the split ORG and the ill-formed LOC count as misses
+    assert counts["ill_formed"] == 1 and counts["tokens"] == 9
+    assert dict(length_counts(GOLD, CRF)["found"]) == {"2-3": 1, "4-7": 1}
+    assert ill_formed([["I-PER", "I-PER", "B-LOC", "I-PER", "O", "I-LOC"]]) == 3  # at the start, after another type, after O
+
+
+def test_reading_round_trips_and_a_bad_line_names_file_and_line(tmp_path):
+    path = tmp_path / "predictions.tsv"
+    path.write_text(predictions_text(GOLD, MAP), encoding="utf-8")
+    assert read_predictions(path) == (GOLD, MAP)
+    path.write_text("w0\tB-PER\tB-PER\nw1 I-PER I-PER\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_predictions(path)
+    assert "\n" not in str(err.value) and f"{path}:2" in str(err.value) and "tabs" in str(err.value)
+
+
+def test_cli_table_per_corpus_leaves_out_entity_fix_variants(tmp_path):
+    for tagger, predicted in (("map", MAP), ("map-crf", CRF)):
+        for seed in (1, 2):
+            folder = write_run(tmp_path, metrics(tagger=tagger, seed=seed)).parent
+            (folder / "predictions.tsv").write_text(predictions_text(GOLD, predicted), encoding="utf-8")
+    write_run(tmp_path, metrics(tagger="map", seed=3, entity_fix=True))  # a variant: no predictions of its own, no row
+    result = run("results", str(tmp_path), "--by-length")
+    assert result.exit_code == 0, result.output
+    section = result.output.split("test recall (%) of the 3 gold entities by length in tokens")[1]
+    assert "| 1 token (1) | 2-3 tokens (1) | 4-7 tokens (1) | ill-formed I- per 1,000 tokens |" in section  # no 8+ column: no such entity
+    rows = table_rows(section)
+    assert rows["proposed / map"] == ["**0.00 ± 0.00 (2)**", "**100.00 ± 0.00 (2)**", "0.00 ± 0.00 (2)", f"{1000 / 9:.2f}"]
+    assert rows["proposed / map-crf"] == ["**0.00 ± 0.00 (2)**", "**100.00 ± 0.00 (2)**", "**100.00 ± 0.00 (2)**", "0.00"]
+
+
+def test_cli_without_predictions_is_one_error_line(tmp_path):
+    write_run(tmp_path, metrics())
+    result = run("results", str(tmp_path), "--by-length")
+    assert "predictions.tsv" in one_error_line(result)
