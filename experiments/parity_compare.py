@@ -15,39 +15,17 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from scipy import stats
-
 from flairsuite.errors import FlairsuiteError
 from flairsuite.results.collect import collect
+from flairsuite.results.welch import interval, mean_and_variance, welch_interval
 
 KEYS = ["corpus_label", "embeddings", "tagger"]
 
 
-def welch_interval(a: list[float], b: list[float], level: float = 0.90) -> tuple[float, float, float]:
-    """mean(a) − mean(b) and the two-sided `level` confidence interval of it (Welch)."""
-    na, nb = len(a), len(b)
-    mean_a, mean_b = sum(a) / na, sum(b) / nb
-    var_a = sum((x - mean_a) ** 2 for x in a) / (na - 1)
-    var_b = sum((x - mean_b) ** 2 for x in b) / (nb - 1)
-    se2 = var_a / na + var_b / nb
-    diff = mean_a - mean_b
-    if se2 == 0:
-        return diff, diff, diff
-    df = se2**2 / ((var_a / na) ** 2 / (na - 1) + (var_b / nb) ** 2 / (nb - 1))
-    half = stats.t.ppf(0.5 + level / 2, df) * math.sqrt(se2)
-    return diff, diff - half, diff + half
-
-
 def projected_lower(a: list[float], b: list[float], n: int, level: float = 0.90) -> float:
     """The lower end of the Welch interval if both sides had `n` seeds with the means and variances measured now."""
-    mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
-    var_a = sum((x - mean_a) ** 2 for x in a) / (len(a) - 1)
-    var_b = sum((x - mean_b) ** 2 for x in b) / (len(b) - 1)
-    se2 = (var_a + var_b) / n
-    if se2 == 0:
-        return mean_a - mean_b
-    df = se2**2 / ((var_a / n) ** 2 / (n - 1) + (var_b / n) ** 2 / (n - 1))
-    return mean_a - mean_b - stats.t.ppf(0.5 + level / 2, df) * math.sqrt(se2)
+    (mean_a, var_a), (mean_b, var_b) = mean_and_variance(a), mean_and_variance(b)
+    return interval(mean_a - mean_b, (var_a, var_b), (n, n), level)[1]
 
 
 def seeds_needed(a: list[float], b: list[float], margin: float, limit: int = 100) -> Optional[int]:

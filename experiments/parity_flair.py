@@ -38,7 +38,8 @@ import flairsuite
 from flairsuite.atomic import write_json
 from flairsuite.embeddings import stack
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import load_experiment, run_record, runs
+from flairsuite.experiments.config import load_experiment, runs
+from flairsuite.experiments.identity import run_record
 from flairsuite.models.registry import build_tagger
 from flairsuite.models.settings import OPTIMIZERS
 from flairsuite.paths import corpora_dir, home, results_dir

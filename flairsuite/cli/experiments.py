@@ -135,6 +135,11 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
     "--table3", is_flag=True,
     help="Instead: stack x tagger in the layout of Akbik et al. 2018, Table 3, test with dev means beside, the paper's values beside.",
 )
+@click.option(
+    "--ablation", "ablation_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+    help="Instead: per corpus, each change of the ablation file FILE against its baseline runs (dev and test, differences with "
+    "90 %% Welch intervals), read across experiments; e.g. results/recipe-ablation-de.yaml.",
+)
 @click.option("--table6", is_flag=True, help="Instead: fine-tuned BERTs per pre-training variant, Zöllner et al. 2021, Table 6 (paper beside).")
 @click.option("--table9", is_flag=True, help="Instead: fine-tuned LCRFNER per BERT attention (WWA or full), Zöllner et al. 2021, Table 9.")
 @click.option(
@@ -143,7 +148,7 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 )
 def results(
     directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, artifacts: bool, by_length: bool,
-    table8: bool, table3: bool, table6: bool, table9: bool, plot: Optional[str], curve: Optional[str]
+    table8: bool, table3: bool, table6: bool, table9: bool, plot: Optional[str], curve: Optional[str], ablation_file: Optional[str],
 ) -> None:
     """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
 
@@ -169,8 +174,8 @@ def results(
     frame, types = runs_frame(runs), per_type_frame(runs)
     if experiment:
         frame, types = only_experiment(frame, experiment), types[types["experiment"] == experiment]
-    if table8 + table3 + table6 + table9 > 1:
-        raise FlairsuiteError("give one of --table8, --table3, --table6, --table9")
+    if table8 + table3 + table6 + table9 + (ablation_file is not None) > 1:
+        raise FlairsuiteError("give one of --table8, --table3, --table6, --table9, --ablation")
     if curve is not None:  # first: a curve the runs cannot draw is an error before any table is printed
         from flairsuite.results.curves import write_curve
 
@@ -182,7 +187,11 @@ def results(
         from flairsuite.results.lengths import length_tables
 
         lengths = length_tables(frame, fmt)
-    if table6 or table9:
+    if ablation_file is not None:
+        from flairsuite.results.ablation import ablation_report
+
+        click.echo(ablation_report(frame, Path(ablation_file), fmt))
+    elif table6 or table9:
         from flairsuite.results.pretraining_tables import LAYOUTS
 
         layout = LAYOUTS["table6" if table6 else "table9"]

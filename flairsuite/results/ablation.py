@@ -1,0 +1,165 @@
+"""Ablation tables: each change of a recipe against the runs it changes, read across experiments.
+
+An ablation spreads over several experiment files (one per change, each with its own runs), so one
+comparison table cannot put a change beside its baseline. An ablation file names the pairs:
+
+```yaml
+title: The German recipe by measured ablation
+baseline: ablation-lm-de/lm-1h+word/bilstm-crf        # experiment/stack/tagger
+changes:
+  - {change: without word vectors, runs: ablation-de/proposed/bilstm-crf}
+  - {change: LM hidden 1024 instead of 512, runs: ablation-lm-hidden-de/lm1024+word/bilstm-crf,
+     baseline: ablation-lm-hidden-de/lm512+word/bilstm-crf}   # a change with a baseline of its own
+```
+
+`flairsuite results DIR --ablation FILE` prints one table per corpus: the baseline's dev and test
+score (mean ± std (n) over seeds), then per change its scores and the difference to its baseline with
+the 90 % Welch interval (`welch.py`), dev first, since dev is what decides whether a change is kept.
+Entity-Fix variants are left out. A change without runs on a corpus shows empty cells.
+"""
+
+from pathlib import Path
+from typing import Any, NamedTuple, Optional
+
+import pandas as pd
+import yaml
+
+from flairsuite.errors import FlairsuiteError, InputError, read_utf8
+from flairsuite.results.collect import SCORE
+from flairsuite.results.tables import STYLES, WRITERS, metric_title
+from flairsuite.results.welch import welch_interval
+
+LEVEL = 0.90
+HEADERS = ("change", "runs", "dev", f"Δ dev [{LEVEL * 100:.0f} % interval]", "test", f"Δ test [{LEVEL * 100:.0f} % interval]")
+
+
+class RunsRef(NamedTuple):
+    """The runs of one stack and tagger in one experiment: `experiment/stack/tagger`."""
+
+    experiment: str
+    embeddings: str
+    tagger: str
+
+    def __str__(self) -> str:
+        return "/".join(self)
+
+
+class Change(NamedTuple):
+    """One row of an ablation: what changed, its runs, the runs it is compared with."""
+
+    change: str
+    runs: RunsRef
+    baseline: RunsRef
+
+
+class Ablation(NamedTuple):
+    title: str
+    baseline: RunsRef
+    changes: list[Change]
+
+
+def runs_ref(text: Any, path: Path, key: str) -> RunsRef:
+    """`experiment/stack/tagger` as a RunsRef; anything else is an error naming the file and key."""
+    parts = text.split("/") if isinstance(text, str) else []
+    if len(parts) != 3 or not all(parts):
+        raise InputError(path, None, f"{key}: expected experiment/stack/tagger (e.g. ablation-lm-de/lm-1h+word/bilstm-crf), found {text!r}")
+    return RunsRef(*parts)
+
+
+def load_ablation(path: Path) -> Ablation:
+    """Read and check an ablation file (module docstring); a problem is a one-line error naming the file and key."""
+    try:
+        data = yaml.safe_load(read_utf8(path))
+    except yaml.YAMLError as err:
+        line = err.problem_mark.line + 1 if getattr(err, "problem_mark", None) else None
+        raise InputError(path, line, f"not valid YAML: {getattr(err, 'problem', None) or err}") from None
+    if not isinstance(data, dict):
+        raise InputError(path, None, "expected a mapping with the keys title, baseline, changes")
+    unknown = sorted(set(data) - {"title", "baseline", "changes"})
+    if unknown:
+        raise InputError(path, None, f"unknown key '{unknown[0]}' (keys: title, baseline, changes)")
+    baseline = runs_ref(data.get("baseline"), path, "baseline")
+    changes = data.get("changes")
+    if not isinstance(changes, list) or not changes:
+        raise InputError(path, None, "changes: expected a list of {change: ..., runs: experiment/stack/tagger}")
+    rows = []
+    for number, item in enumerate(changes, 1):
+        where = f"changes[{number}]"
+        if not isinstance(item, dict) or not isinstance(item.get("change"), str) or set(item) - {"change", "runs", "baseline"}:
+            raise InputError(path, None, f"{where}: expected {{change: TEXT, runs: experiment/stack/tagger[, baseline: ...]}}, found {item!r}")
+        own = item.get("baseline")
+        rows.append(Change(item["change"], runs_ref(item.get("runs"), path, f"{where}.runs"),
+                           baseline if own is None else runs_ref(own, path, f"{where}.baseline")))
+    title = data.get("title", path.stem)
+    return Ablation(str(title), baseline, rows)
+
+
+def scores(frame: pd.DataFrame, ref: RunsRef, corpus: str, split: str) -> list[float]:
+    """The main scores (%) of the runs of `ref` on `corpus` in `split`, Entity-Fix variants left out."""
+    chosen = frame[(frame["experiment"] == ref.experiment) & (frame["embeddings"] == ref.embeddings) & (frame["tagger"] == ref.tagger)
+                   & (frame["corpus_label"] == corpus) & ~frame["entity_fix"].astype(bool)]
+    return (chosen[f"{split}_{SCORE}"] * 100).tolist()
+
+
+def summary_cell(values: list[float], pm: str, no_std: str) -> str:
+    """`86.07 ± 0.77 (3)`; empty without runs."""
+    if not values:
+        return ""
+    series = pd.Series(values)
+    spread = f"{series.std():.2f}" if len(values) > 1 else no_std
+    return f"{series.mean():.2f}{pm}{spread} ({len(values)})"
+
+
+def difference_cell(change: list[float], baseline: list[float]) -> str:
+    """`+1.62 [+0.60, +2.64]`: the difference of the means and its Welch interval (only the difference with a single run a side)."""
+    if not change or not baseline:
+        return ""
+    difference = sum(change) / len(change) - sum(baseline) / len(baseline)
+    if len(change) < 2 or len(baseline) < 2:
+        return f"{difference:+.2f}"
+    _, low, high = welch_interval(change, baseline, LEVEL)
+    return f"{difference:+.2f} [{low:+.2f}, {high:+.2f}]"
+
+
+def ablation_rows(frame: pd.DataFrame, ablation: Ablation, corpus: str, pm: str, no_std: str) -> list[list[str]]:
+    """The table's rows on one corpus: the baseline, then each change (HEADERS)."""
+    def values(ref: RunsRef) -> dict[str, list[float]]:
+        return {split: scores(frame, ref, corpus, split) for split in ("dev", "test")}
+
+    base = values(ablation.baseline)
+    rows = [["baseline", str(ablation.baseline), summary_cell(base["dev"], pm, no_std), "", summary_cell(base["test"], pm, no_std), ""]]
+    for change in ablation.changes:
+        ours, theirs = values(change.runs), values(change.baseline)
+        against = "" if change.baseline == ablation.baseline else f" against {change.baseline}"
+        rows.append([change.change, f"{change.runs}{against}",
+                     summary_cell(ours["dev"], pm, no_std), difference_cell(ours["dev"], theirs["dev"]),
+                     summary_cell(ours["test"], pm, no_std), difference_cell(ours["test"], theirs["test"])])
+    return rows
+
+
+def ablation_tables(frame: pd.DataFrame, ablation: Ablation, fmt: str = "md") -> str:
+    """One table per corpus the baseline has runs on (sorted), in format `fmt`."""
+    named = {ablation.baseline.experiment} | {ref.experiment for change in ablation.changes for ref in (change.runs, change.baseline)}
+    missing = sorted(named - set(frame["experiment"]))
+    if missing:
+        raise FlairsuiteError(f"no runs of experiment '{missing[0]}' below the results folder (found: {', '.join(sorted(set(frame['experiment'])))})")
+    base = frame[(frame["experiment"] == ablation.baseline.experiment) & (frame["embeddings"] == ablation.baseline.embeddings)
+                 & (frame["tagger"] == ablation.baseline.tagger)]
+    if base.empty:
+        raise FlairsuiteError(f"the baseline {ablation.baseline} has no runs")
+    style = STYLES[fmt]
+    sections = []
+    for corpus in sorted(base["corpus_label"].unique()):
+        metric = metric_title(base[base["corpus_label"] == corpus], SCORE)
+        title = (f"{ablation.title}: {corpus}, dev and test {metric} (%), mean ± std over seeds (n); Δ: the change − its baseline, "
+                 f"{LEVEL * 100:.0f} % Welch interval")
+        rows = [[style.escape(row[0]), style.escape(row[1]), *row[2:]] for row in ablation_rows(frame, ablation, corpus, style.pm, style.no_std)]
+        sections.append(WRITERS[fmt](style.escape(title), [style.escape(h) for h in HEADERS], rows, [], 2))
+    return "\n\n".join(sections)
+
+
+def ablation_report(frame: pd.DataFrame, path: Optional[Path], fmt: str = "md") -> str:
+    """The tables of the ablation file `path` over the runs of `frame`."""
+    if path is None or not path.is_file():
+        raise FlairsuiteError(f"{path}: no such ablation file")
+    return ablation_tables(frame, load_ablation(path), fmt)

@@ -1,0 +1,66 @@
+"""Ablation tables (`flairsuite results --ablation FILE`) on hand-made runs, with differences and intervals worked by hand."""
+
+import pytest
+from conftest import one_error_line
+from test_results import metrics, run, table_rows, write_run
+
+SPEC = """\
+title: toy-ablation
+baseline: base/lm+word/bilstm-crf
+changes:
+  - {change: bigger LM, runs: lm/big+word/bilstm-crf}
+  - {change: not trained yet, runs: lm/huge+word/bilstm-crf}
+  - {change: wider LSTM, runs: wide/x/bilstm512-crf, baseline: wide/x/bilstm-crf}
+"""
+
+
+@pytest.fixture
+def results(tmp_path):
+    root = tmp_path / "results"
+    for seed, (base, big) in enumerate(zip((0.80, 0.82, 0.84), (0.84, 0.86, 0.88)), 1):
+        write_run(root, metrics(experiment="base", embeddings="lm+word", seed=seed, f1=base))
+        write_run(root, metrics(experiment="lm", embeddings="big+word", seed=seed, f1=big))
+    write_run(root, metrics(experiment="lm", embeddings="big+word", seed=9, f1=0.10, entity_fix=True, run="sturm/big+word/bilstm-crf/fix"))
+    write_run(root, metrics(experiment="wide", embeddings="x", tagger="bilstm512-crf", f1=0.70))
+    write_run(root, metrics(experiment="wide", embeddings="x", tagger="bilstm-crf", f1=0.71))
+    (tmp_path / "ablation.yaml").write_text(SPEC, encoding="utf-8")
+    return tmp_path
+
+
+def test_each_change_beside_its_baseline_with_a_welch_interval(results):
+    result = run("results", str(results / "results"), "--ablation", str(results / "ablation.yaml"))
+    assert result.exit_code == 0, result.output
+    assert "## toy-ablation: sturm, dev and test F1 (%)" in result.output
+    rows = table_rows(result.output)
+    assert rows["baseline / base/lm+word/bilstm-crf"] == ["87.00 ± 2.00 (3)", "", "82.00 ± 2.00 (3)", ""]
+    # means 86 and 82, variances 4 and 4, 3 seeds: standard error sqrt(8/3) = 1.63299, df 4, t(0.95, 4) = 2.13185
+    half = 2.13185 * 1.63299
+    interval = f"+4.00 [{4 - half:+.2f}, {4 + half:+.2f}]"
+    assert rows["bigger LM / lm/big+word/bilstm-crf"] == ["91.00 ± 2.00 (3)", interval, "86.00 ± 2.00 (3)", interval]  # the Entity-Fix run left out
+    assert rows["not trained yet / lm/huge+word/bilstm-crf"] == ["", "", "", ""]
+    assert rows["wider LSTM / wide/x/bilstm512-crf against wide/x/bilstm-crf"] == ["75.00 ± – (1)", "-1.00", "70.00 ± – (1)", "-1.00"]
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("baseline: base/lm+word\nchanges: [{change: a, runs: lm/big+word/bilstm-crf}]\n", "baseline: expected experiment/stack/tagger"),
+        ("baseline: base/lm+word/bilstm-crf\nchanges: []\n", "changes: expected a list"),
+        ("baseline: base/lm+word/bilstm-crf\nchanges: [{change: a, run: lm/big+word/bilstm-crf}]\n", "changes[1]: expected"),
+        ("baseline: base/lm+word/bilstm-crf\nseeds: [1]\nchanges: [{change: a, runs: lm/big+word/bilstm-crf}]\n", "unknown key 'seeds'"),
+        ("baseline: base/lm+word/bilstm-crf\nchanges: [{change: a, runs: gone/big+word/bilstm-crf}]\n", "no runs of experiment 'gone'"),
+        ("baseline: base/lm/bilstm-crf\nchanges: [{change: a, runs: lm/big+word/bilstm-crf}]\n", "the baseline base/lm/bilstm-crf has no runs"),
+        ("baseline: [unclosed\n", "not valid YAML"),
+    ],
+)
+def test_a_bad_ablation_file_is_one_error_line(results, spec, message):
+    path = results / "bad.yaml"
+    path.write_text(spec, encoding="utf-8")
+    line = one_error_line(run("results", str(results / "results"), "--ablation", str(path)))
+    assert message in line
+
+
+def test_ablation_is_one_layout_among_the_others(results):
+    line = one_error_line(run("results", str(results / "results"), "--ablation", str(results / "ablation.yaml"), "--table8"))
+    assert "give one of" in line
+    assert "no such ablation file" in one_error_line(run("results", str(results / "results"), "--ablation", str(results / "none.yaml")))
