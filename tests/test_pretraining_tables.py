@@ -73,4 +73,4 @@ def test_layouts_need_fine_tuned_bert_runs(tmp_path: Path) -> None:
     result = run("results", str(tmp_path), "--table6")
     assert result.exit_code == 1
     assert result.output.startswith("Error: no fine-tuned map runs on one bert: embedding") and len(result.output.splitlines()) == 1
-    assert run("results", str(tmp_path), "--table6", "--table9").output == "Error: give one of --table8, --table3, --table6, --table9\n"
+    assert run("results", str(tmp_path), "--table6", "--table9").output == "Error: give one of --table8, --table3, --table6, --table9, --ablation\n"

@@ -216,7 +216,7 @@ def test_table3_layout_orders_stacks_and_taggers_as_the_paper_with_dev_and_paper
     assert rows["classic / map-crf"][2] == "72.69 ± 0.12" and rows["zeta / bilstm-crf"][2] == ""
     assert output.rstrip().endswith("† paper NER-German (CoNLL-03): Akbik et al. 2018, Table 3: other data than this table's corpora, "
                                     "a reference line per row, not a target")
-    assert one_error_line(run("results", str(tmp_path), "--table3", "--table8")) == "Error: give one of --table8, --table3, --table6, --table9"
+    assert one_error_line(run("results", str(tmp_path), "--table3", "--table8")) == "Error: give one of --table8, --table3, --table6, --table9, --ablation"
 
 
 def test_no_footnote_without_subsample(tmp_path):

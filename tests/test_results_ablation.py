@@ -38,6 +38,7 @@ def test_each_change_beside_its_baseline_with_a_welch_interval(results):
     interval = f"+4.00 [{4 - half:+.2f}, {4 + half:+.2f}]"
     assert rows["bigger LM / lm/big+word/bilstm-crf"] == ["91.00 ± 2.00 (3)", interval, "86.00 ± 2.00 (3)", interval]  # the Entity-Fix run left out
     assert rows["not trained yet / lm/huge+word/bilstm-crf"] == ["", "", "", ""]
+    assert "† changes[2].runs: no runs of lm/huge+word/bilstm-crf yet (stacks with runs in lm: big+word)" in result.output
     assert rows["wider LSTM / wide/x/bilstm512-crf against wide/x/bilstm-crf"] == ["75.00 ± – (1)", "-1.00", "70.00 ± – (1)", "-1.00"]
 
 
@@ -49,15 +50,31 @@ def test_each_change_beside_its_baseline_with_a_welch_interval(results):
         ("baseline: base/lm+word/bilstm-crf\nchanges: [{change: a, run: lm/big+word/bilstm-crf}]\n", "changes[1]: expected"),
         ("baseline: base/lm+word/bilstm-crf\nseeds: [1]\nchanges: [{change: a, runs: lm/big+word/bilstm-crf}]\n", "unknown key 'seeds'"),
         ("baseline: base/lm+word/bilstm-crf\nchanges: [{change: a, runs: gone/big+word/bilstm-crf}]\n", "no runs of experiment 'gone'"),
-        ("baseline: base/lm/bilstm-crf\nchanges: [{change: a, runs: lm/big+word/bilstm-crf}]\n", "the baseline base/lm/bilstm-crf has no runs"),
+        ("baseline: base/lm/bilstm-crf\nchanges: [{change: a, runs: lm/big+word/bilstm-crf}]\n", "baseline: base has no runs of lm/bilstm-crf"),
         ("baseline: [unclosed\n", "not valid YAML"),
+        ("baseline: base/lm+word/bilstm-crf\n1: 2\nfoo: 3\nchanges: [{change: a, runs: lm/big+word/bilstm-crf}]\n", "unknown key '1'"),
+        ("title: [a, b]\nbaseline: base/lm+word/bilstm-crf\nchanges: [{change: a, runs: lm/big+word/bilstm-crf}]\n", "title: expected one line"),
+        ("baseline: base/lm+word/bilstm-crf\nchanges: [{change: a, runs: lm/big+word/bilstm-crf, baseline: nope/x/y}]\n",
+         "changes[1].baseline: no runs of experiment 'nope'"),
     ],
 )
 def test_a_bad_ablation_file_is_one_error_line(results, spec, message):
     path = results / "bad.yaml"
     path.write_text(spec, encoding="utf-8")
     line = one_error_line(run("results", str(results / "results"), "--ablation", str(path)))
-    assert message in line
+    assert str(path) in line and message in line
+
+
+def test_the_interval_is_welchs_with_unequal_seeds_and_spreads():
+    from scipy import stats
+
+    from flairsuite.results.welch import welch_interval
+
+    change, baseline = [88.1, 86.0, 89.9, 87.2], [85.0, 85.4]
+    expected = stats.ttest_ind(change, baseline, equal_var=False).confidence_interval(0.90)
+    difference, low, high = welch_interval(change, baseline)
+    assert difference == pytest.approx(sum(change) / 4 - sum(baseline) / 2)
+    assert (low, high) == pytest.approx((expected.low, expected.high))
 
 
 def test_ablation_is_one_layout_among_the_others(results):

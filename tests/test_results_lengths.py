@@ -33,14 +33,29 @@ def test_counts_match_strictly_and_count_ill_formed_tags():
     assert ill_formed([["I-PER", "I-PER", "B-LOC", "I-PER", "O", "I-LOC"]]) == 3  # at the start, after another type, after O
 
 
-def test_reading_round_trips_and_a_bad_line_names_file_and_line(tmp_path):
+def test_reading_round_trips_also_with_crlf(tmp_path):
     path = tmp_path / "predictions.tsv"
     path.write_text(predictions_text(GOLD, MAP), encoding="utf-8")
     assert read_predictions(path) == (GOLD, MAP)
-    path.write_text("w0\tB-PER\tB-PER\nw1 I-PER I-PER\n", encoding="utf-8")
+    path.write_bytes(predictions_text(GOLD, MAP).replace("\n", "\r\n").encode("utf-8"))
+    assert read_predictions(path) == (GOLD, MAP)
+
+
+@pytest.mark.parametrize(
+    "text, where, message",
+    [
+        ("w0\tB-PER\tB-PER\nw1 I-PER I-PER\n", ":2", "tabs"),
+        ("w0\tB-PER\tB-PER\nw1\tI-PER\tS-PER\n", ":2", "'S-PER' is not O, B-TYPE or I-TYPE"),
+        ("w0\tPER\tO\n", ":1", "'PER' is not O"),
+        ("\n\n", "", "no tokens"),
+    ],
+)
+def test_a_bad_predictions_file_is_one_line_naming_file_and_line(tmp_path, text, where, message):
+    path = tmp_path / "predictions.tsv"
+    path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError) as err:
         read_predictions(path)
-    assert "\n" not in str(err.value) and f"{path}:2" in str(err.value) and "tabs" in str(err.value)
+    assert "\n" not in str(err.value) and f"{path}{where}" in str(err.value) and message in str(err.value)
 
 
 def test_cli_table_per_corpus_leaves_out_entity_fix_variants(tmp_path):
@@ -52,7 +67,7 @@ def test_cli_table_per_corpus_leaves_out_entity_fix_variants(tmp_path):
     result = run("results", str(tmp_path), "--by-length")
     assert result.exit_code == 0, result.output
     section = result.output.split("test recall (%) of the 3 gold entities by length in tokens")[1]
-    assert "| 1 token (1) | 2-3 tokens (1) | 4-7 tokens (1) | ill-formed I- per 1,000 tokens |" in section  # no 8+ column: no such entity
+    assert "| 1 token (1) | 2-3 tokens (1) | 4-7 tokens (1) | ill-formed chunks per 1,000 tokens |" in section  # no 8+ column: no such entity
     rows = table_rows(section)
     assert rows["proposed / map"] == ["**0.00 ± 0.00 (2)**", "**100.00 ± 0.00 (2)**", "0.00 ± 0.00 (2)", f"{1000 / 9:.2f}"]
     assert rows["proposed / map-crf"] == ["**0.00 ± 0.00 (2)**", "**100.00 ± 0.00 (2)**", "**100.00 ± 0.00 (2)**", "0.00"]
@@ -62,3 +77,11 @@ def test_cli_without_predictions_is_one_error_line(tmp_path):
     write_run(tmp_path, metrics())
     result = run("results", str(tmp_path), "--by-length")
     assert "predictions.tsv" in one_error_line(result)
+
+
+def test_runs_scored_on_different_test_sets_are_an_error(tmp_path):
+    for seed, gold in ((1, GOLD), (2, [GOLD[0]])):  # seed 2's test set lacks the second sentence
+        folder = write_run(tmp_path, metrics(tagger="map", seed=seed)).parent
+        (folder / "predictions.tsv").write_text(predictions_text(gold, gold), encoding="utf-8")
+    line = one_error_line(run("results", str(tmp_path), "--by-length"))
+    assert "different test sets" in line and "seed-1" in line and "seed-2" in line

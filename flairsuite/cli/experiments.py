@@ -122,8 +122,8 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 )
 @click.option(
     "--by-length", is_flag=True,
-    help="Also a table per corpus: test recall of the gold entities by their length in tokens (strict match), and the ill-formed I- tags "
-    "per 1,000 tokens, from the runs' predictions.tsv (raw decoder tags; git-ignored, so the runs trained here).",
+    help="Also a table per corpus: test recall of the gold entities by their length in tokens (strict match), and the ill-formed chunks "
+    "(I-X after no B-X or I-X) per 1,000 tokens, from the runs' predictions.tsv (raw decoder tags; git-ignored, so the runs trained here).",
 )
 @click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
 @click.option(
@@ -138,7 +138,7 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 @click.option(
     "--ablation", "ablation_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
     help="Instead: per corpus, each change of the ablation file FILE against its baseline runs (dev and test, differences with "
-    "90 %% Welch intervals), read across experiments; e.g. results/recipe-ablation-de.yaml.",
+    "90 % Welch intervals), read across experiments; e.g. results/recipe-ablation-de.yaml.",
 )
 @click.option("--table6", is_flag=True, help="Instead: fine-tuned BERTs per pre-training variant, Zöllner et al. 2021, Table 6 (paper beside).")
 @click.option("--table9", is_flag=True, help="Instead: fine-tuned LCRFNER per BERT attention (WWA or full), Zöllner et al. 2021, Table 9.")

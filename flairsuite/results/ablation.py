@@ -15,7 +15,8 @@ changes:
 `flairsuite results DIR --ablation FILE` prints one table per corpus: the baseline's dev and test
 score (mean ± std (n) over seeds), then per change its scores and the difference to its baseline with
 the 90 % Welch interval (`welch.py`), dev first, since dev is what decides whether a change is kept.
-Entity-Fix variants are left out. A change without runs on a corpus shows empty cells.
+Entity-Fix variants are left out. A change without runs (not trained yet, or misspelt) shows empty cells and a
+footnote naming its key; an experiment without runs, or a baseline without runs, is an error naming the file and key.
 """
 
 from pathlib import Path
@@ -30,6 +31,7 @@ from flairsuite.results.tables import STYLES, WRITERS, metric_title
 from flairsuite.results.welch import welch_interval
 
 LEVEL = 0.90
+DELTA = {"md": "Δ", "csv": "Δ", "latex": r"$\Delta$"}  # pdflatex without extra packages takes no Unicode Δ
 HEADERS = ("change", "runs", "dev", f"Δ dev [{LEVEL * 100:.0f} % interval]", "test", f"Δ test [{LEVEL * 100:.0f} % interval]")
 
 
@@ -53,14 +55,17 @@ class Change(NamedTuple):
 
 
 class Ablation(NamedTuple):
+    """A read ablation file: its title, the baseline, the changes, and where it was read (for errors)."""
+
     title: str
     baseline: RunsRef
     changes: list[Change]
+    path: Path
 
 
 def runs_ref(text: Any, path: Path, key: str) -> RunsRef:
     """`experiment/stack/tagger` as a RunsRef; anything else is an error naming the file and key."""
-    parts = text.split("/") if isinstance(text, str) else []
+    parts = [part.strip() for part in text.split("/")] if isinstance(text, str) else []
     if len(parts) != 3 or not all(parts):
         raise InputError(path, None, f"{key}: expected experiment/stack/tagger (e.g. ablation-lm-de/lm-1h+word/bilstm-crf), found {text!r}")
     return RunsRef(*parts)
@@ -75,7 +80,7 @@ def load_ablation(path: Path) -> Ablation:
         raise InputError(path, line, f"not valid YAML: {getattr(err, 'problem', None) or err}") from None
     if not isinstance(data, dict):
         raise InputError(path, None, "expected a mapping with the keys title, baseline, changes")
-    unknown = sorted(set(data) - {"title", "baseline", "changes"})
+    unknown = sorted(map(str, set(data) - {"title", "baseline", "changes"}))
     if unknown:
         raise InputError(path, None, f"unknown key '{unknown[0]}' (keys: title, baseline, changes)")
     baseline = runs_ref(data.get("baseline"), path, "baseline")
@@ -91,13 +96,15 @@ def load_ablation(path: Path) -> Ablation:
         rows.append(Change(item["change"], runs_ref(item.get("runs"), path, f"{where}.runs"),
                            baseline if own is None else runs_ref(own, path, f"{where}.baseline")))
     title = data.get("title", path.stem)
-    return Ablation(str(title), baseline, rows)
+    if not isinstance(title, str) or not title.strip() or "\n" in title.strip():
+        raise InputError(path, None, f"title: expected one line of text, found {title!r}")
+    return Ablation(title.strip(), baseline, rows, path)
 
 
 def scores(frame: pd.DataFrame, ref: RunsRef, corpus: str, split: str) -> list[float]:
     """The main scores (%) of the runs of `ref` on `corpus` in `split`, Entity-Fix variants left out."""
-    chosen = frame[(frame["experiment"] == ref.experiment) & (frame["embeddings"] == ref.embeddings) & (frame["tagger"] == ref.tagger)
-                   & (frame["corpus_label"] == corpus) & ~frame["entity_fix"].astype(bool)]
+    chosen = runs_of(frame, ref)
+    chosen = chosen[(chosen["corpus_label"] == corpus) & ~chosen["entity_fix"].astype(bool)]
     return (chosen[f"{split}_{SCORE}"] * 100).tolist()
 
 
@@ -137,16 +144,40 @@ def ablation_rows(frame: pd.DataFrame, ablation: Ablation, corpus: str, pm: str,
     return rows
 
 
+def references(ablation: Ablation) -> list[tuple[str, RunsRef]]:
+    """Every reference of the file with its key: `baseline`, then `changes[n].runs` and `changes[n].baseline` (where given)."""
+    found = [("baseline", ablation.baseline)]
+    for number, change in enumerate(ablation.changes, 1):
+        found.append((f"changes[{number}].runs", change.runs))
+        if change.baseline != ablation.baseline:
+            found.append((f"changes[{number}].baseline", change.baseline))
+    return found
+
+
+def runs_of(frame: pd.DataFrame, ref: RunsRef) -> pd.DataFrame:
+    return frame[(frame["experiment"] == ref.experiment) & (frame["embeddings"] == ref.embeddings) & (frame["tagger"] == ref.tagger)]
+
+
+def pending_notes(frame: pd.DataFrame, ablation: Ablation) -> list[str]:
+    """Footnotes for references without runs (not trained yet, or a misspelt stack or tagger); an experiment without any run,
+    or a baseline without runs, is an error naming the file and key."""
+    found = ", ".join(sorted(set(frame["experiment"])))
+    notes = []
+    for key, ref in references(ablation):
+        if ref.experiment not in set(frame["experiment"]):
+            raise InputError(ablation.path, None, f"{key}: no runs of experiment '{ref.experiment}' below the results folder (found: {found})")
+        if runs_of(frame, ref).empty:
+            stacks = ", ".join(sorted(set(frame.loc[frame["experiment"] == ref.experiment, "embeddings"])))
+            if key == "baseline":
+                raise InputError(ablation.path, None, f"baseline: {ref.experiment} has no runs of {ref.embeddings}/{ref.tagger} (its stacks: {stacks})")
+            notes.append(f"{key}: no runs of {ref} yet (stacks with runs in {ref.experiment}: {stacks})")
+    return notes
+
+
 def ablation_tables(frame: pd.DataFrame, ablation: Ablation, fmt: str = "md") -> str:
     """One table per corpus the baseline has runs on (sorted), in format `fmt`."""
-    named = {ablation.baseline.experiment} | {ref.experiment for change in ablation.changes for ref in (change.runs, change.baseline)}
-    missing = sorted(named - set(frame["experiment"]))
-    if missing:
-        raise FlairsuiteError(f"no runs of experiment '{missing[0]}' below the results folder (found: {', '.join(sorted(set(frame['experiment'])))})")
-    base = frame[(frame["experiment"] == ablation.baseline.experiment) & (frame["embeddings"] == ablation.baseline.embeddings)
-                 & (frame["tagger"] == ablation.baseline.tagger)]
-    if base.empty:
-        raise FlairsuiteError(f"the baseline {ablation.baseline} has no runs")
+    notes = pending_notes(frame, ablation)
+    base = runs_of(frame, ablation.baseline)
     style = STYLES[fmt]
     sections = []
     for corpus in sorted(base["corpus_label"].unique()):
@@ -154,7 +185,8 @@ def ablation_tables(frame: pd.DataFrame, ablation: Ablation, fmt: str = "md") ->
         title = (f"{ablation.title}: {corpus}, dev and test {metric} (%), mean ± std over seeds (n); Δ: the change − its baseline, "
                  f"{LEVEL * 100:.0f} % Welch interval")
         rows = [[style.escape(row[0]), style.escape(row[1]), *row[2:]] for row in ablation_rows(frame, ablation, corpus, style.pm, style.no_std)]
-        sections.append(WRITERS[fmt](style.escape(title), [style.escape(h) for h in HEADERS], rows, [], 2))
+        headers = [style.escape(h).replace("Δ", DELTA[fmt]) for h in HEADERS]
+        sections.append(WRITERS[fmt](style.escape(title).replace("Δ", DELTA[fmt]), headers, rows, [f"{style.dagger} {style.escape(note)}" for note in notes], 2))
     return "\n\n".join(sections)
 
 

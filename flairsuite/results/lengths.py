@@ -7,14 +7,15 @@ the columns of a comparison table part.
 
 Matching is strict, as the tables' scorer (seqeval, strict IOB2): a gold entity is found when the
 predicted tags hold the well-formed chunk `B-X I-X*` with its exact boundaries and type. Beside the
-recall per length bucket, each row gives the predicted `I-X` tags that continue no entity of type X
-(ill-formed: strict scoring drops them, Entity-Fix repairs them) per 1,000 tokens.
+recall per length bucket, each row gives the ill-formed chunks of the predictions per 1,000 tokens: runs
+of `I-X` tags that follow no `B-X` or `I-X` (strict scoring drops them, Entity-Fix repairs them).
 
 `predictions.tsv` holds the decoder's raw tags (token, gold tag, predicted tag; a blank line between
 sentences), so the Entity-Fix variants of a run have no rows here; the file is git-ignored, so the
 table covers the runs trained (or kept) on this machine.
 """
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, Optional
@@ -27,7 +28,8 @@ from flairsuite.results.tables import STATS, STYLES, comparison_cells, render, r
 
 PREDICTIONS_FILE = "predictions.tsv"  # beside a run's metrics.json (flairsuite.tagging.grid writes it)
 BUCKETS: tuple[tuple[int, Optional[int]], ...] = ((1, 1), (2, 3), (4, 7), (8, None))  # entity lengths in tokens, both ends included
-ILL_FORMED = "ill-formed I- per 1,000 tokens"
+ILL_FORMED = "ill-formed chunks per 1,000 tokens"
+TAG = re.compile(r"O|[BI]-\S+")
 
 
 def bucket_label(low: int, high: Optional[int]) -> str:
@@ -44,10 +46,12 @@ def bucket_of(length: int) -> str:
 
 
 def read_predictions(path: Path) -> tuple[list[list[str]], list[list[str]]]:
-    """Gold and predicted tags per sentence of a `predictions.tsv`; a line without three tab-separated fields is an error naming it."""
+    """Gold and predicted tags per sentence of a `predictions.tsv` (CRLF or LF line ends); a line without three tab-separated
+    fields or with a tag that is not O, B-TYPE or I-TYPE, and a file without tokens, are errors naming the file (and line)."""
     gold: list[list[str]] = [[]]
     predicted: list[list[str]] = [[]]
     for number, line in enumerate(read_utf8(path).split("\n"), 1):
+        line = line.rstrip("\r")
         if not line.strip():
             if gold[-1]:
                 gold.append([])
@@ -56,11 +60,16 @@ def read_predictions(path: Path) -> tuple[list[list[str]], list[list[str]]]:
         fields = line.split("\t")
         if len(fields) != 3:
             raise InputError(path, number, f"expected token, gold tag and predicted tag separated by tabs, found {len(fields)} field(s)")
+        for tag in fields[1:]:
+            if not TAG.fullmatch(tag):
+                raise InputError(path, number, f"tag {tag!r} is not O, B-TYPE or I-TYPE (the raw BIO tags a run writes)")
         gold[-1].append(fields[1])
         predicted[-1].append(fields[2])
     if not gold[-1]:
         gold.pop()
         predicted.pop()
+    if not gold:
+        raise InputError(path, None, "no tokens: a finished run writes one line per test token")
     return gold, predicted
 
 
@@ -70,7 +79,8 @@ def strict_entities(tags: list[list[str]]) -> set[tuple[int, int, int, str]]:
 
 
 def ill_formed(tags: list[list[str]]) -> int:
-    """How many `I-X` tags continue no entity of type X (after `O`, at a sentence start, or after a tag of another type)."""
+    """How many ill-formed chunks the tags hold: an `I-X` that continues no entity of type X (at a sentence start, after `O`,
+    or after a tag of another type) starts one, and the `I-X` tags after it belong to it."""
     count = 0
     for sentence in tags:
         previous = "O"
@@ -106,16 +116,25 @@ def length_frame(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def bucket_header(label: str, gold: pd.Series) -> str:
-    """`8+ tokens (1,988)`: the bucket and its gold entities in the test split (one run's count: the runs of a corpus share the split)."""
-    unit = "token" if label == "1" else "tokens"
-    total = int(gold.iloc[0])
-    return f"{label} {unit} ({total:,})"
+def gold_counts(group: pd.DataFrame, label: str) -> dict[str, int]:
+    """The gold entities per bucket of the test split the runs of one corpus (`group`) were scored on; runs that disagree
+    (predictions of different test sets, e.g. after the corpus changed) are an error naming two of their folders."""
+    counts = group[[f"gold {bucket}" for bucket in LABELS]].drop_duplicates()
+    if len(counts) > 1:
+        first, other = (group.loc[group[counts.columns].eq(row).all(axis=1), "path"].iloc[0] for _, row in counts.head(2).iterrows())
+        raise FlairsuiteError(f"{label}: the runs' predictions hold different test sets ({Path(first).parent} and {Path(other).parent}): "
+                              "train them again on the same corpus")
+    return {bucket: int(counts[f"gold {bucket}"].iloc[0]) for bucket in LABELS}
+
+
+def bucket_header(label: str, total: int) -> str:
+    """`8+ tokens (1,988)`: the bucket and its gold entities in the test split."""
+    return f"{label} {'token' if label == '1' else 'tokens'} ({total:,})"
 
 
 def length_tables(runs: pd.DataFrame, fmt: str = "md") -> str:
     """One table per experiment and corpus: rows stack x tagger, cells the test recall per gold-entity length in tokens
-    (mean ± std (n) over seeds, %; the lengths the test split has), the best per column marked, then the ill-formed I- tags
+    (mean ± std (n) over seeds, %; the lengths the test split has), the best per column marked, then the ill-formed chunks
     per 1,000 tokens."""
     frame = length_frame(runs)
     if frame.empty:
@@ -125,8 +144,9 @@ def length_tables(runs: pd.DataFrame, fmt: str = "md") -> str:
     sections = []
     for (experiment, label), group in frame.groupby(["experiment", "corpus_label"], sort=True):
         keys = [key for key in row_keys(group) if key != "entity_fix"]
-        buckets = [bucket for bucket in LABELS if group[f"gold {bucket}"].iloc[0]]  # lengths the test split has
-        columns = [bucket_header(bucket, group[f"gold {bucket}"]) for bucket in buckets] + [ILL_FORMED]
+        gold = gold_counts(group, label)
+        buckets = [bucket for bucket in LABELS if gold[bucket]]  # the lengths the test split has
+        columns = [bucket_header(bucket, gold[bucket]) for bucket in buckets] + [ILL_FORMED]
         long = group.melt(id_vars=keys, value_vars=[*buckets, ILL_FORMED], var_name="column", value_name="value")
         long["column"] = long["column"].map(dict(zip([*buckets, ILL_FORMED], columns)))
         long.loc[long["column"] != ILL_FORMED, "value"] *= 100
@@ -135,8 +155,7 @@ def length_tables(runs: pd.DataFrame, fmt: str = "md") -> str:
         cells = comparison_cells(table, style)
         means = table.xs("mean", axis=1, level="stat")[ILL_FORMED]
         cells[ILL_FORMED] = [f"{value:.2f}" for value in means]  # fewer is better: not marked, and no spread
-        total = int(sum(group[f"gold {bucket}"].iloc[0] for bucket in LABELS))
-        title = (f"{experiment}: {label}, test recall (%) of the {total:,} gold entities by length in tokens, mean ± std over seeds (n); "
+        title = (f"{experiment}: {label}, test recall (%) of the {sum(gold.values()):,} gold entities by length in tokens, mean ± std over seeds (n); "
                  "strict match on the raw decoder tags")
         sections.append(render(title, cells, {}, fmt))
     return "\n\n".join(sections)

@@ -244,7 +244,7 @@ def latex(title: str, header: list[str], rows: list[list[str]], footnotes: list[
     lines = [f"% {title}", rf"\begin{{tabular}}{{{'l' * n_keys}{'r' * (len(header) - n_keys)}}}", r"\toprule"]
     lines.append(" & ".join(header) + r" \\")
     lines.append(r"\midrule")
-    lines += [" & ".join(row) + r" \\" for row in rows]
+    lines += [" & ".join(["{}" + row[0] if row[0].startswith("[") else row[0], *row[1:]]) + r" \\" for row in rows]  # `\\ [` reads as a skip
     lines.append(r"\bottomrule")
     lines += [rf"\multicolumn{{{len(header)}}}{{l}}{{\footnotesize {note}}} \\" for note in footnotes]
     lines.append(r"\end{tabular}")
