@@ -494,12 +494,15 @@ def test_resumed_training_equals_uninterrupted(tagger, grid, corpora, tmp_path):
 
     first = fresh_model(tagger, home, 5)
     train_tagger(first, data["train"], data["dev"], {**settings, "max_epochs": 1}, 7, tmp_path / "split.pt")
+    first_seconds = torch.load(tmp_path / "split.pt", weights_only=False)["progress"].seconds
     resumed = fresh_model(tagger, home, 6)  # other initial weights and RNG state: the checkpoint must replace them all
     resumed_progress = train_tagger(resumed, data["train"], data["dev"], settings, 7, tmp_path / "split.pt")
 
     assert [h["lr"] for h in progress.history] == [h["lr"] for h in resumed_progress.history]
     assert progress.history == resumed_progress.history and len(progress.history) == 3
     assert (progress.epoch, progress.best_epoch, progress.best_score) == (resumed_progress.epoch, resumed_progress.best_epoch, resumed_progress.best_score)
+    # the training time counts the first process's epoch too (a run's metrics.json adds it to its own wall time)
+    assert progress.resumed_at == 0 and resumed_progress.resumed_at == first_seconds > 0 and resumed_progress.seconds > first_seconds
     expected, found = whole.state_dict(), resumed.state_dict()
     assert expected.keys() == found.keys()
     assert [key for key in expected if not torch.equal(expected[key], found[key])] == []

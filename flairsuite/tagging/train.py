@@ -55,7 +55,8 @@ class TaggerProgress:
     best_score: float = float("-inf")
     best_epoch: int = 0
     history: list[dict[str, float]] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # training seconds (epochs and validation) over every process that trained the run
+    resumed_at: float = 0.0  # `seconds` when the last process took the run over from a checkpoint (0: trained from the start)
 
 
 Progress = TaggerProgress  # the name older checkpoints pickled (flairsuite.tagging.train.Progress): they still load
@@ -257,4 +258,5 @@ def train_tagger(
         settings = TrainSettings.from_mapping("training settings", settings)
     training = TaggerTraining(model, train, dev, settings, seed, checkpoint_path, desc, key, task)
     training.setup()
+    training.progress.resumed_at = training.progress.seconds
     return training.run()
