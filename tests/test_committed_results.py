@@ -6,7 +6,8 @@
   fingerprint of `experiments/<name>.yaml` as the suite reads it today, so `flairsuite tag` on it
   skips the finished runs instead of asking for `--force`.
 - Every committed ablation file (`results/*.yaml`, `flairsuite results --ablation`) names runs its
-  experiment files define, so its rows fill as the runs finish instead of staying empty.
+  experiment files define, so its rows fill as the runs finish instead of staying empty; its printed
+  table (`results/<name>.md`, where committed) is what the command prints from the committed runs.
 """
 
 import json
@@ -47,6 +48,14 @@ def test_ablation_files_name_runs_their_experiments_define(name):
         config = load_experiment(ROOT / "experiments" / f"{ref.experiment}.yaml")
         assert ref.embeddings in config.embeddings and ref.tagger in config.taggers, f"{name}: {ref} is no run of {ref.experiment}"
         assert (ROOT / "results" / ref.experiment / "experiment.json").is_file(), f"{name}: {ref.experiment} has no committed runs"
+
+
+@pytest.mark.parametrize("name", [name for name in ABLATIONS if (ROOT / "results" / name).with_suffix(".md").is_file()])
+def test_ablation_tables_rebuild_byte_identically(name):
+    path = ROOT / "results" / name
+    result = CliRunner().invoke(cli, ["results", str(ROOT / "results"), "--ablation", str(path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert result.output == path.with_suffix(".md").read_text(encoding="utf-8")
 
 
 def test_there_are_committed_experiments():
