@@ -184,6 +184,16 @@ def test_bad_corpora_and_checkpoints_are_one_line_errors(raw, tmp_path) -> None:
     assert corrupt.exit_code == 1 and re.search("corrupt or unreadable checkpoint", error_line(corrupt.output))
 
 
+def test_a_model_folder_another_process_trains_is_one_line(raw, tmp_path) -> None:
+    from flairsuite.claim import claimed
+
+    with claimed(tmp_path / "tiny") as mine:  # as a `train-bert --resume` in another terminal would hold it
+        assert mine
+        busy = CliRunner().invoke(cli, bert_args(raw, tmp_path, 1000))
+    assert busy.exit_code == 1 and f"{tmp_path / 'tiny'} is being trained by another process" in error_line(busy.output)
+    assert sorted(path.name for path in (tmp_path / "tiny").iterdir()) == [".lock"]
+
+
 def test_force_empties_the_model_folder_before_the_new_run(tmp_path) -> None:
     """save_model renames file by file: a --force run killed at its first save must not mix its files with an older
     model's (a mix with the old config.json could load), so --force removes the old files before training."""

@@ -316,6 +316,19 @@ def test_missing_corpus_unwritable_output_and_corrupt_checkpoint(tmp_path, corpu
     assert refused.exit_code == 1 and "--resume" in error_line(refused.output) and "--force" in refused.output
 
 
+def test_a_folder_another_process_trains_is_one_line(tmp_path, corpus_root) -> None:
+    from flairsuite.claim import claimed
+
+    text = tmp_path / "raw.txt"
+    text.write_text(fixture_text(), encoding="utf-8")
+    out = tmp_path / "out"
+    with claimed(out / "de-forward") as mine:  # as a `train-charlm --resume` in another terminal would hold it
+        assert mine
+        busy = CliRunner().invoke(cli, train_args(text, corpus_root, out, 1000))
+    assert busy.exit_code == 1 and f"{out / 'de-forward'} is being trained by another process" in error_line(busy.output)
+    assert sorted(path.name for path in (out / "de-forward").iterdir()) == [".lock"]  # nothing trained, nothing written
+
+
 def test_window_ramp_and_stream_windows() -> None:
     from flairsuite.charlm.batches import StreamBatches
     from flairsuite.charlm.trainer import window_length

@@ -26,6 +26,7 @@ from flair.data import Sentence
 from seqeval.metrics import f1_score, precision_score, recall_score
 from seqeval.scheme import IOB2
 
+from flairsuite.claim import claimed
 from flairsuite.cli import cli
 from flairsuite.corpora.tags import bio_spans
 from flairsuite.embeddings import stack
@@ -38,7 +39,6 @@ from flairsuite.models.registry import build_tagger, default_train
 from flairsuite.results.collect import collect, read_run
 from flairsuite.tagging import train as train_module
 from flairsuite.tagging.cache import cached_vectors
-from flairsuite.tagging.claim import claimed
 from flairsuite.tagging.data import load_labeled
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.grid import embedding_modules, select, tag_dictionary

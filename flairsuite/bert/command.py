@@ -3,6 +3,7 @@
 import hashlib
 import json
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
@@ -12,9 +13,10 @@ import torch
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.bert.build import EntityEntries, entity_entries
 from flairsuite.bert.data import TokenizedCorpus, tokenize_corpus
-from flairsuite.bert.settings import settings_from
+from flairsuite.bert.settings import BertSettings, settings_from
 from flairsuite.bert.trainer import BertTrainer
-from flairsuite.distributed import first_on_rank_zero, leave, ranks_from_environment
+from flairsuite.claim import held
+from flairsuite.distributed import Ranks, first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.errors import FlairsuiteError
 from flairsuite.lexicon.store import read_lexicon
 from flairsuite.paths import bert_data_dir, bert_dir, lexicons_dir
@@ -107,7 +109,16 @@ def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
     if settings.batch_size < ranks.world:
         raise FlairsuiteError(f"--batch-size {settings.batch_size} is smaller than the {ranks.world} ranks: each rank needs samples")
     lexicon = lexicon_entries(options.get("lexicon"))
-    prepared, data = first_on_rank_zero(ranks, lambda: prepared_and_tokenized(options, settings.vocab_size))
+    with held(out) if ranks.main else nullcontext():  # one process trains a model folder (rank 0 for a torchrun launch)
+        prepared, data = first_on_rank_zero(ranks, lambda: prepared_and_tokenized(options, settings.vocab_size))
+        yield from trained_model_lines(options, settings, budget, name, out, ranks, lexicon, prepared, data)
+
+
+def trained_model_lines(
+    options: dict[str, Any], settings: BertSettings, budget: Budget, name: str, out: Path, ranks: Ranks, lexicon: Optional[Callable[[Any], EntityEntries]],
+    prepared: PreparedCorpus, data: TokenizedCorpus,
+) -> Iterator[str]:
+    """`train_bert_command` once the folder is this process's: train, evaluate the best model, write its files; the report lines."""
     trainer = BertTrainer(data, out, settings, options["seed"], ranks, lexicon)
     start_or_resume(trainer, options["resume"], options["force"])
     if len(trainer.train_samples) < settings.batch_size:

@@ -4,6 +4,7 @@ import json
 import logging
 import math
 import os
+from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
@@ -14,6 +15,7 @@ from flair.models import LanguageModel
 from flairsuite.allocator import bound_primitive_cache, keep_freed_memory
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate, evaluation_batches
+from flairsuite.claim import held
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus
@@ -108,7 +110,16 @@ def train_direction(
     `storage` (`float32`, `float16`) the dtype of `best-lm.pt`'s weights, whose test perplexity the summary reports.
     """
     bound_primitive_cache()  # before any forward pass
-    trainer = CharLMTrainer(corpus, writable_folder(out), hyper, forward, seed, ranks, precision, storage)
+    with held(writable_folder(out)) if ranks.main else nullcontext():  # one process trains a folder (rank 0 for a torchrun launch)
+        return trained_direction(corpus, out, hyper, forward, budget, resume, force, seed, ranks, record, precision, storage)
+
+
+def trained_direction(
+    corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, budget: Budget, resume: bool, force: bool, seed: int,
+    ranks: Ranks, record: Optional[dict[str, Any]], precision: str, storage: str,
+) -> Optional[dict[str, Any]]:
+    """`train_direction` once the folder is this process's: train, evaluate the best model, write its summary and curve."""
+    trainer = CharLMTrainer(corpus, out, hyper, forward, seed, ranks, precision, storage)
     start_or_resume(trainer, resume, force)
     keep_freed_memory()
     progress = trainer.train(budget, desc=out.name)

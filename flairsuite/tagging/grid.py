@@ -29,6 +29,7 @@ from tqdm import tqdm
 import flairsuite
 from flairsuite.allocator import bound_primitive_cache
 from flairsuite.atomic import atomic_file, write_json, write_text
+from flairsuite.claim import claimed
 from flairsuite.corpora.tasks import task
 from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
@@ -40,7 +41,6 @@ from flairsuite.models.registry import build_tagger
 from flairsuite.paths import results_dir
 from flairsuite.results.collect import FIX_FOLDER, METRICS_FILE, read_run, variant_metrics_file
 from flairsuite.tagging.cache import cached_vectors, frozen
-from flairsuite.tagging.claim import claimed
 from flairsuite.tagging.data import LabeledSplit, labeled_splits, subsample_note
 from flairsuite.tagging.features import Part, SplitFeatures
 from flairsuite.tagging.renamed import adopt_renamed
