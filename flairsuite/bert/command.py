@@ -109,8 +109,8 @@ def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
     if settings.batch_size < ranks.world:
         raise FlairsuiteError(f"--batch-size {settings.batch_size} is smaller than the {ranks.world} ranks: each rank needs samples")
     lexicon = lexicon_entries(options.get("lexicon"))
+    prepared, data = first_on_rank_zero(ranks, lambda: prepared_and_tokenized(options, settings.vocab_size))
     with held(out) if ranks.main else nullcontext():  # one process trains a model folder (rank 0 for a torchrun launch)
-        prepared, data = first_on_rank_zero(ranks, lambda: prepared_and_tokenized(options, settings.vocab_size))
         yield from trained_model_lines(options, settings, budget, name, out, ranks, lexicon, prepared, data)
 
 
