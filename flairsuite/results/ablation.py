@@ -15,6 +15,7 @@ changes:
 `flairsuite results DIR --ablation FILE` prints one table per corpus: the baseline's dev and test
 score (mean ± std (n) over seeds), then per change its scores and the difference to its baseline with
 the 90 % Welch interval (`welch.py`), dev first, since dev is what decides whether a change is kept.
+Beside each row: the valid perplexity per character of the character LMs its runs read, as recorded.
 Entity-Fix variants are left out. A change without runs (not trained yet, or misspelt) shows empty cells and a
 footnote naming its key; an experiment without runs, or a baseline without runs, is an error naming the file and key.
 """
@@ -32,7 +33,7 @@ from flairsuite.results.welch import welch_interval
 
 LEVEL = 0.90
 DELTA = {"md": "Δ", "csv": "Δ", "latex": r"$\Delta$"}  # pdflatex without extra packages takes no Unicode Δ
-HEADERS = ("change", "runs", "dev", f"Δ dev [{LEVEL * 100:.0f} % interval]", "test", f"Δ test [{LEVEL * 100:.0f} % interval]")
+HEADERS = ("change", "runs", "LM valid ppl", "dev", f"Δ dev [{LEVEL * 100:.0f} % interval]", "test", f"Δ test [{LEVEL * 100:.0f} % interval]")
 
 
 class RunsRef(NamedTuple):
@@ -108,6 +109,18 @@ def scores(frame: pd.DataFrame, ref: RunsRef, corpus: str, split: str) -> list[f
     return (chosen[f"{split}_{SCORE}"] * 100).tolist()
 
 
+def perplexity_cell(frame: pd.DataFrame, ref: RunsRef) -> str:
+    """`3.759 / 3.779`: the valid perplexity per character of the character LMs the runs of `ref` read, in stack order,
+    as the runs recorded them (`artifact_summaries`); runs that read LMs of other perplexities add theirs after `;`."""
+    seen: list[str] = []
+    for specs, summaries in zip(runs_of(frame, ref)["embedding_specs"], runs_of(frame, ref)["artifact_summaries"]):
+        values = [(summaries or {}).get(spec, {}).get("valid_ppl") for spec in specs.split() if spec.startswith("charlm:")]
+        text = " / ".join(f"{value:.3f}" for value in values if value is not None)
+        if text and text not in seen:
+            seen.append(text)
+    return "; ".join(seen)
+
+
 def summary_cell(values: list[float], pm: str, no_std: str) -> str:
     """`86.07 ± 0.77 (3)`; empty without runs."""
     if not values:
@@ -134,11 +147,15 @@ def ablation_rows(frame: pd.DataFrame, ablation: Ablation, corpus: str, pm: str,
         return {split: scores(frame, ref, corpus, split) for split in ("dev", "test")}
 
     base = values(ablation.baseline)
-    rows = [["baseline", str(ablation.baseline), summary_cell(base["dev"], pm, no_std), "", summary_cell(base["test"], pm, no_std), ""]]
+    rows = [["baseline", str(ablation.baseline), perplexity_cell(frame, ablation.baseline), summary_cell(base["dev"], pm, no_std), "",
+             summary_cell(base["test"], pm, no_std), ""]]
     for change in ablation.changes:
         ours, theirs = values(change.runs), values(change.baseline)
         against = "" if change.baseline == ablation.baseline else f" against {change.baseline}"
-        rows.append([change.change, f"{change.runs}{against}",
+        perplexity = perplexity_cell(frame, change.runs)
+        if against and perplexity_cell(frame, change.baseline):
+            perplexity += f" (against {perplexity_cell(frame, change.baseline)})"
+        rows.append([change.change, f"{change.runs}{against}", perplexity,
                      summary_cell(ours["dev"], pm, no_std), difference_cell(ours["dev"], theirs["dev"]),
                      summary_cell(ours["test"], pm, no_std), difference_cell(ours["test"], theirs["test"])])
     return rows
@@ -184,9 +201,9 @@ def ablation_tables(frame: pd.DataFrame, ablation: Ablation, fmt: str = "md") ->
         metric = metric_title(base[base["corpus_label"] == corpus], SCORE)
         title = (f"{ablation.title}: {corpus}, dev and test {metric} (%), mean ± std over seeds (n); Δ: the change − its baseline, "
                  f"{LEVEL * 100:.0f} % Welch interval")
-        rows = [[style.escape(row[0]), style.escape(row[1]), *row[2:]] for row in ablation_rows(frame, ablation, corpus, style.pm, style.no_std)]
+        rows = [[*map(style.escape, row[:3]), *row[3:]] for row in ablation_rows(frame, ablation, corpus, style.pm, style.no_std)]
         headers = [style.escape(h).replace("Δ", DELTA[fmt]) for h in HEADERS]
-        sections.append(WRITERS[fmt](style.escape(title).replace("Δ", DELTA[fmt]), headers, rows, [f"{style.dagger} {style.escape(note)}" for note in notes], 2))
+        sections.append(WRITERS[fmt](style.escape(title).replace("Δ", DELTA[fmt]), headers, rows, [f"{style.dagger} {style.escape(note)}" for note in notes], 3))
     return "\n\n".join(sections)
 
 
