@@ -26,10 +26,10 @@ def test_buckets_have_both_ends_included():
 
 def test_counts_match_strictly_and_count_ill_formed_tags():
     counts = length_counts(GOLD, MAP)
-    assert dict(counts["gold"]) == {"2-3": 1, "1": 1, "4-7": 1}
-    assert dict(counts["found"]) == {"2-3": 1}  # the split ORG and the ill-formed LOC count as misses
+    assert counts["gold"] == {"1": 1, "2-3": 1, "4-7": 1, "8+": 0}
+    assert counts["found"] == {"1": 0, "2-3": 1, "4-7": 0, "8+": 0}  # the split ORG and the ill-formed LOC count as misses
     assert counts["ill_formed"] == 1 and counts["tokens"] == 9
-    assert dict(length_counts(GOLD, CRF)["found"]) == {"2-3": 1, "4-7": 1}
+    assert length_counts(GOLD, CRF)["found"] == {"1": 0, "2-3": 1, "4-7": 1, "8+": 0}
     assert ill_formed([["I-PER", "I-PER", "B-LOC", "I-PER", "O", "I-LOC"]]) == 3  # at the start, after another type, after O
 
 
@@ -85,3 +85,23 @@ def test_runs_scored_on_different_test_sets_are_an_error(tmp_path):
         (folder / "predictions.tsv").write_text(predictions_text(gold, gold), encoding="utf-8")
     line = one_error_line(run("results", str(tmp_path), "--by-length"))
     assert "different test sets" in line and "seed-1" in line and "seed-2" in line
+
+
+def test_recorded_counts_need_no_predictions_and_give_entity_fix_rows(tmp_path):
+    fixed = [["B-PER", "I-PER", "O", "B-LOC"], MAP[1]]  # Entity-Fix turned the ill-formed I-LOC into B-LOC
+    write_run(tmp_path, metrics(tagger="map", test_lengths=length_counts(GOLD, MAP)))
+    write_run(tmp_path, metrics(tagger="map", entity_fix=True, run="sturm/proposed/map/seed-1/entity-fix", test_lengths=length_counts(GOLD, fixed)))
+    result = run("results", str(tmp_path), "--by-length")  # no predictions.tsv anywhere: a clean clone
+    assert result.exit_code == 0, result.output
+    section = result.output.split("strict match")[1]  # after the comparison table
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| proposed")]
+    assert rows == [
+        ["proposed", "map", "no", "0.00 ± – (1)", "**100.00 ± – (1)**", "**0.00 ± – (1)**", f"{1000 / 9:.2f}"],
+        ["proposed", "map", "yes", "**100.00 ± – (1)**", "**100.00 ± – (1)**", "**0.00 ± – (1)**", "0.00"],  # the LOC found after the fix
+    ]
+
+
+def test_a_malformed_record_is_one_line_naming_the_file(tmp_path):
+    path = write_run(tmp_path, metrics(test_lengths={"gold": {"1": 2}, "found": {"1": 3}, "ill_formed": 0, "tokens": 9}))
+    line = one_error_line(run("results", str(tmp_path), "--by-length"))
+    assert str(path) in line and "test_lengths" in line

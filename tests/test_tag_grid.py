@@ -37,6 +37,7 @@ from flairsuite.models.cse import ClassStartEndTagger
 from flairsuite.models.entity_fix import entity_fix
 from flairsuite.models.registry import build_tagger, default_train
 from flairsuite.results.collect import collect, read_run
+from flairsuite.results.lengths import length_counts
 from flairsuite.tagging import train as train_module
 from flairsuite.tagging.cache import cached_vectors
 from flairsuite.tagging.data import load_labeled
@@ -229,7 +230,9 @@ def test_predictions_rescore_to_the_metrics(grid):
         fixed = [entity_fix(tags) for tags in raw]
         changed_by_fix += fixed != raw
         for tags, metrics_file in ((raw, out / run_id / "metrics.json"), (fixed, out / run_id / "entity-fix" / "metrics.json")):
-            test = json.loads(metrics_file.read_text())["test"]
+            recorded = json.loads(metrics_file.read_text())
+            assert recorded["test_lengths"] == length_counts(gold_tags, tags), run_id  # what --by-length reads from a clean clone
+            test = recorded["test"]
             strict = {"mode": "strict", "scheme": IOB2, "zero_division": 0}
             assert test["f1"] == pytest.approx(f1_score(gold_tags, tags, **strict), abs=1e-12), run_id
             assert test["precision"] == pytest.approx(precision_score(gold_tags, tags, **strict), abs=1e-12), run_id

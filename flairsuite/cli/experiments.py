@@ -123,7 +123,8 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 @click.option(
     "--by-length", is_flag=True,
     help="Also a table per corpus: test recall of the gold entities by their length in tokens (strict match), and the ill-formed chunks "
-    "(I-X after no B-X or I-X) per 1,000 tokens, from the runs' predictions.tsv (raw decoder tags; git-ignored, so the runs trained here).",
+    "(I-X after no B-X or I-X) per 1,000 tokens, as the runs recorded them (test_lengths), for older runs from their predictions.tsv "
+    "(raw tags; git-ignored, so the runs trained here).",
 )
 @click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
 @click.option(

@@ -213,6 +213,7 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
         row["artifact_summaries"] = m.get("artifact_summaries") or {}
         row["artifact_digests"] = m.get("artifact_digests") or {}
         row["history"] = m.get("history") or []  # per epoch: loss, dev score, learning rate (tagging/train.py)
+        row["test_lengths"] = m.get("test_lengths")  # NER runs since 2026-11-26: gold and found entities by length (results/lengths.py)
         memory = m.get("memory") or {}
         row.update(epochs=m["epochs"], seconds=m["seconds"], peak_rss_anon_mb=memory.get("peak_rss_anon_mb"), peak_rss_mb=memory.get("peak_rss_mb"),
                    path=str(run.path))

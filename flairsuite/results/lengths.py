@@ -10,9 +10,11 @@ predicted tags hold the well-formed chunk `B-X I-X*` with its exact boundaries a
 recall per length bucket, each row gives the ill-formed chunks of the predictions per 1,000 tokens: runs
 of `I-X` tags that follow no `B-X` or `I-X` (strict scoring drops them, Entity-Fix repairs them).
 
-`predictions.tsv` holds the decoder's raw tags (token, gold tag, predicted tag; a blank line between
-sentences), so the Entity-Fix variants of a run have no rows here; the file is git-ignored, so the
-table covers the runs trained (or kept) on this machine.
+Runs since 2026-11-26 record the counts in their metrics.json (`test_lengths`, each Entity-Fix variant
+after the rule), so the table prints from a clean clone. For older runs they are counted from the
+`predictions.tsv` beside them, which holds the decoder's raw tags (token, gold tag, predicted tag; a
+blank line between sentences), so their Entity-Fix variants have no rows; that file is git-ignored,
+so those rows cover the runs trained (or kept) on this machine.
 """
 
 import re
@@ -91,22 +93,50 @@ def ill_formed(tags: list[list[str]]) -> int:
 
 
 def length_counts(gold: list[list[str]], predicted: list[list[str]]) -> dict[str, Any]:
-    """Per length bucket the gold entities (`gold`) and those found exactly (`found`); the ill-formed predicted tags and the tokens."""
+    """Per length bucket the gold entities (`gold`) and those found exactly (`found`), every bucket present (0 where none);
+    the ill-formed chunks of the predictions and the tokens. Plain JSON: a run records it in metrics.json (`test_lengths`)."""
     expected, found = strict_entities(gold), strict_entities(predicted)
     totals = Counter(bucket_of(end - start) for _, start, end, _ in expected)
     right = Counter(bucket_of(end - start) for _, start, end, _ in expected & found)
-    return {"gold": totals, "found": right, "ill_formed": ill_formed(predicted), "tokens": sum(len(sentence) for sentence in gold)}
+    return {"gold": {label: totals[label] for label in LABELS}, "found": {label: right[label] for label in LABELS},
+            "ill_formed": ill_formed(predicted), "tokens": sum(len(sentence) for sentence in gold)}
+
+
+def valid_counts(counts: Any) -> bool:
+    """Whether `counts` has the shape `length_counts` writes (counts are whole numbers, found never above gold)."""
+    def whole(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+    if not isinstance(counts, dict) or not all(isinstance(counts.get(key), dict) for key in ("gold", "found")):
+        return False
+    gold, found = counts["gold"], counts["found"]
+    per_bucket = all(whole(gold.get(label)) and whole(found.get(label)) and found[label] <= gold[label] for label in LABELS)
+    return per_bucket and whole(counts.get("ill_formed")) and whole(counts.get("tokens"))
+
+
+def run_counts(run: pd.Series) -> Optional[dict[str, Any]]:
+    """A run's `length_counts`: as its metrics.json recorded them (`test_lengths`, runs since 2026-11-26, Entity-Fix variants
+    after the rule), else from the `predictions.tsv` beside it (raw tags: not for a variant); None without either."""
+    recorded = run.get("test_lengths")
+    if recorded is not None:
+        if not valid_counts(recorded):
+            raise InputError(Path(run["path"]), None, "key 'test_lengths' must hold gold and found counts per length (1, 2-3, 4-7, 8+), "
+                                                      "ill_formed and tokens, as length_counts writes them")
+        return recorded
+    path = Path(run["path"]).parent / PREDICTIONS_FILE
+    if run["entity_fix"] or not path.is_file():
+        return None
+    return length_counts(*read_predictions(path))
 
 
 def length_frame(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per NER run with a `predictions.tsv` (Entity-Fix variants left out): its keys, the recall per bucket
-    (a fraction, NaN where the test split has no entity of that length), the gold count per bucket, ill-formed tags per 1,000 tokens."""
+    """One row per NER run with counts (`run_counts`): its keys, the recall per bucket (a fraction, NaN where the test split
+    has no entity of that length), the gold count per bucket, ill-formed chunks per 1,000 tokens."""
     rows = []
-    for _, run in runs[(runs["task"] == "ner") & ~runs["entity_fix"].astype(bool)].iterrows():
-        path = Path(run["path"]).parent / PREDICTIONS_FILE
-        if not path.is_file():
+    for _, run in runs[runs["task"] == "ner"].iterrows():
+        counts = run_counts(run)
+        if counts is None:
             continue
-        counts = length_counts(*read_predictions(path))
         row = run.to_dict()
         for label in LABELS:
             row[label] = counts["found"][label] / counts["gold"][label] if counts["gold"][label] else float("nan")
@@ -138,12 +168,12 @@ def length_tables(runs: pd.DataFrame, fmt: str = "md") -> str:
     per 1,000 tokens."""
     frame = length_frame(runs)
     if frame.empty:
-        raise FlairsuiteError(f"no {PREDICTIONS_FILE} beside the NER runs' metrics.json: runs write it when they finish (it is git-ignored, "
-                              "so only runs trained or kept on this machine have one)")
+        raise FlairsuiteError(f"no NER run recorded its test_lengths, and no {PREDICTIONS_FILE} lies beside their metrics.json (it is "
+                              "git-ignored: only runs trained or kept on this machine have one)")
     style = STYLES[fmt]
     sections = []
     for (experiment, label), group in frame.groupby(["experiment", "corpus_label"], sort=True):
-        keys = [key for key in row_keys(group) if key != "entity_fix"]
+        keys = row_keys(group)
         gold = gold_counts(group, label)
         buckets = [bucket for bucket in LABELS if gold[bucket]]  # the lengths the test split has
         columns = [bucket_header(bucket, gold[bucket]) for bucket in buckets] + [ILL_FORMED]
@@ -156,6 +186,6 @@ def length_tables(runs: pd.DataFrame, fmt: str = "md") -> str:
         means = table.xs("mean", axis=1, level="stat")[ILL_FORMED]
         cells[ILL_FORMED] = [f"{value:.2f}" for value in means]  # fewer is better: not marked, and no spread
         title = (f"{experiment}: {label}, test recall (%) of the {sum(gold.values()):,} gold entities by length in tokens, mean ± std over seeds (n); "
-                 "strict match on the raw decoder tags")
+                 "strict match on the decoder's tags (Entity-Fix rows: after the rule)")
         sections.append(render(title, cells, {}, fmt))
     return "\n\n".join(sections)

@@ -40,6 +40,7 @@ from flairsuite.models.entity_fix import entity_fix
 from flairsuite.models.registry import build_tagger
 from flairsuite.paths import results_dir
 from flairsuite.results.collect import FIX_FOLDER, METRICS_FILE, read_run, variant_metrics_file
+from flairsuite.results.lengths import length_counts
 from flairsuite.tagging.cache import cached_vectors, frozen
 from flairsuite.tagging.data import LabeledSplit, labeled_splits, subsample_note
 from flairsuite.tagging.features import Part, SplitFeatures
@@ -141,8 +142,13 @@ def scores(task_name: str, gold: list[list[str]], raw: list[list[str]], fix: boo
     """NER: strict IOB2 scores and Flair's F1 of the raw tags, or of the tags after Entity-Fix. PoS: accuracy, no Flair F1."""
     if not task(task_name).spans:
         return task_scores(task_name, gold, raw), None
-    predicted = [entity_fix(tags) for tags in raw] if fix else raw
+    predicted = fixed_tags(raw, fix)
     return strict_scores(gold, predicted), flair_f1(gold, predicted)
+
+
+def fixed_tags(raw: list[list[str]], fix: bool) -> list[list[str]]:
+    """The tags a variant is scored on: the raw ones, or after Entity-Fix."""
+    return [entity_fix(tags) for tags in raw] if fix else raw
 
 
 def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifacts: dict[str, str]) -> dict[bool, dict[str, Any]]:
@@ -192,8 +198,9 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
         (dev_scores, dev_flair), (test_scores, test_flair) = (
             scores(run.corpus.task.name, split.split.tags, raw[name], fix) for name, split in (("dev", dev), ("test", test))
         )
+        spans = {"flair_f1": {"dev": dev_flair, "test": test_flair}, "test_lengths": length_counts(test.split.tags, fixed_tags(raw["test"], fix))}
         metrics[fix] = {**common, "run": variant(run.run_id, fix), "entity_fix": fix, "dev": dev_scores, "test": test_scores,
-                        **({"flair_f1": {"dev": dev_flair, "test": test_flair}} if run.corpus.task.spans else {})}
+                        **(spans if run.corpus.task.spans else {})}
     return metrics
 
 
