@@ -7,9 +7,10 @@ ends, killed or not, so a killed run stays resumable. The lock file (`.lock`) is
 """
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 
 try:
@@ -38,17 +39,49 @@ def claimed(run_dir: Path) -> Iterator[bool]:
         except BlockingIOError:
             yield False
             return
+        except OSError as err:  # e.g. ENOLCK on an NFS mount without lockd
+            raise FlairsuiteError(f"cannot lock {run_dir / LOCK_FILE}: {err.strerror or err} (the file system takes no advisory locks)") from None
         try:
             yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+HELD, BUSY, FAILED = 1.0, 2.0, 3.0  # what rank 0 tells the other ranks of a torchrun launch
+
+
+def busy_error(folder: Path) -> FlairsuiteError:
+    return FlairsuiteError(f"{folder} is being trained by another process (it holds {folder / LOCK_FILE}): wait for it to end, or stop it first")
+
+
 @contextmanager
-def held(folder: Path) -> Iterator[None]:
-    """Hold `folder`'s lock while the block trains into it; another process holding it is a one-line error."""
-    with claimed(folder) as mine:
-        if not mine:
-            raise FlairsuiteError(f"{folder} is being trained by another process (it holds {folder / LOCK_FILE}): "
-                                  "wait for it to end, or stop it first")
+def held(folder: Path, ranks: Ranks = Ranks()) -> Iterator[None]:
+    """Hold `folder`'s lock while the block trains into it; another process holding it, or a folder that cannot be created
+    or locked, is a one-line error. In a torchrun launch rank 0 holds the lock and tells the other ranks whether it could,
+    so that every rank stops with an error instead of waiting for rank 0 at a barrier."""
+    if not ranks.main:
+        state = ranks.broadcast_value(0.0)
+        if state == BUSY:
+            raise busy_error(folder)
+        if state != HELD:
+            raise FlairsuiteError(f"cannot write to or lock {folder} (rank 0's error says why)")
         yield
+        return
+    with ExitStack() as stack:
+        try:
+            mine = stack.enter_context(claimed(folder))
+        except FlairsuiteError:
+            ranks.broadcast_value(FAILED)
+            raise
+        ranks.broadcast_value(HELD if mine else BUSY)
+        if not mine:
+            raise busy_error(folder)
+        yield
+
+
+def refuse_if_busy(folder: Path) -> None:
+    """A one-line error now, before costly preparation, if another process holds `folder` (held() checks again when it takes it)."""
+    if (folder / LOCK_FILE).is_file():
+        with claimed(folder) as mine:
+            if not mine:
+                raise busy_error(folder)

@@ -368,6 +368,12 @@ def test_changed_config_needs_force(grid, corpora, tmp_path):
     assert refused.startswith(f"Error: {out} holds runs of a different 'change' config") and "--force" in refused
     assert read_run(out / "sturm/both/map/seed-1/metrics.json").metrics["epochs"] == 1
 
+    old_run = out / "sturm/both/map/seed-1"
+    with claimed(old_run) as mine:  # another process still trains it: --force must not delete the folder under it
+        assert mine
+        busy = error_line(tag(home, corpora, path, "--force"))
+    assert f"{old_run} is being trained by another process" in busy and (old_run / "metrics.json").is_file()
+
     forced = tag(home, corpora, path, "--force")
     assert forced.exit_code == 0, forced.output
     assert "change: 2 runs, 0 finished before, 2 to train" in forced.output

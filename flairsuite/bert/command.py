@@ -3,7 +3,6 @@
 import hashlib
 import json
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
@@ -15,7 +14,7 @@ from flairsuite.bert.build import EntityEntries, entity_entries
 from flairsuite.bert.data import TokenizedCorpus, tokenize_corpus
 from flairsuite.bert.settings import BertSettings, settings_from
 from flairsuite.bert.trainer import BertTrainer
-from flairsuite.claim import held
+from flairsuite.claim import held, refuse_if_busy
 from flairsuite.distributed import Ranks, first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.errors import FlairsuiteError
 from flairsuite.lexicon.store import read_lexicon
@@ -109,8 +108,10 @@ def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
     if settings.batch_size < ranks.world:
         raise FlairsuiteError(f"--batch-size {settings.batch_size} is smaller than the {ranks.world} ranks: each rank needs samples")
     lexicon = lexicon_entries(options.get("lexicon"))
+    if not ranks.parallel:
+        refuse_if_busy(out)  # before the data preparation, which can take minutes
     prepared, data = first_on_rank_zero(ranks, lambda: prepared_and_tokenized(options, settings.vocab_size))
-    with held(out) if ranks.main else nullcontext():  # one process trains a model folder (rank 0 for a torchrun launch)
+    with held(out, ranks):  # one process trains a model folder (rank 0 for a torchrun launch)
         yield from trained_model_lines(options, settings, budget, name, out, ranks, lexicon, prepared, data)
 
 

@@ -3,8 +3,6 @@
 import json
 import logging
 import math
-import os
-from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
@@ -22,18 +20,6 @@ from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.training import Budget
 
 log = logging.getLogger("flairsuite")
-
-
-def writable_folder(folder: Path) -> Path:
-    """`folder`, created if needed; a one-line error if it cannot be written."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".write-test-{os.getpid()}"
-        probe.touch()
-        probe.unlink()
-    except OSError as err:
-        raise FlairsuiteError(f"cannot write to {folder}: {err.strerror or err}") from None
-    return folder
 
 
 def read_summary(path: Path) -> dict[str, Any]:
@@ -110,7 +96,7 @@ def train_direction(
     `storage` (`float32`, `float16`) the dtype of `best-lm.pt`'s weights, whose test perplexity the summary reports.
     """
     bound_primitive_cache()  # before any forward pass
-    with held(writable_folder(out)) if ranks.main else nullcontext():  # one process trains a folder (rank 0 for a torchrun launch)
+    with held(out, ranks):  # one process trains a folder (rank 0 for a torchrun launch)
         return trained_direction(corpus, out, hyper, forward, budget, resume, force, seed, ranks, record, precision, storage)
 
 

@@ -198,9 +198,10 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
         (dev_scores, dev_flair), (test_scores, test_flair) = (
             scores(run.corpus.task.name, split.split.tags, raw[name], fix) for name, split in (("dev", dev), ("test", test))
         )
-        spans = {"flair_f1": {"dev": dev_flair, "test": test_flair}, "test_lengths": length_counts(test.split.tags, fixed_tags(raw["test"], fix))}
-        metrics[fix] = {**common, "run": variant(run.run_id, fix), "entity_fix": fix, "dev": dev_scores, "test": test_scores,
-                        **(spans if run.corpus.task.spans else {})}
+        metrics[fix] = {**common, "run": variant(run.run_id, fix), "entity_fix": fix, "dev": dev_scores, "test": test_scores}
+        if run.corpus.task.spans:  # PoS tags have no spans: no Flair F1, no entity lengths
+            metrics[fix].update(flair_f1={"dev": dev_flair, "test": test_flair},
+                                test_lengths=length_counts(test.split.tags, fixed_tags(raw["test"], fix)))
     return metrics
 
 
@@ -251,8 +252,16 @@ def finished(run: Run, run_dir: Path, run_digest: str, force: bool, artifacts: l
             raise FlairsuiteError(f"{run_dir} was trained on other embedding files ({other[0]}) and lacks a variant's metrics: "
                                   "pass --force to retrain it")
         raise FlairsuiteError(f"{run_dir} was trained with other settings or embedding files: pass --force to retrain it")
-    shutil.rmtree(run_dir)
+    remove_run(run_dir)
     return False
+
+
+def remove_run(run_dir: Path) -> None:
+    """Delete a run folder (for --force); one another process is training is a one-line error, never deleted under it."""
+    with claimed(run_dir) as mine:
+        if not mine:
+            raise FlairsuiteError(f"{run_dir} is being trained by another process: stop it before --force retrains or removes the run")
+        shutil.rmtree(run_dir)
 
 
 def _other_files(run: Run, metrics_file: Path, artifacts: list[str]) -> Optional[str]:
@@ -275,7 +284,7 @@ def remove_stale(out: Path, wanted: set[Path]) -> list[Path]:
     stale = {path.parent for path in out.rglob(METRICS_FILE) if path.parent not in wanted}
     stale = sorted(run_dir for run_dir in stale if not stale.intersection(run_dir.parents))  # <run>/entity-fix goes with <run>
     for run_dir in stale:
-        shutil.rmtree(run_dir)
+        remove_run(run_dir)
     return stale
 
 

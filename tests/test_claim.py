@@ -1,0 +1,64 @@
+"""One process per training folder (flairsuite/claim.py): the lock, its one-line errors, and what rank 0 of a
+torchrun launch tells the other ranks so none waits at a barrier for a rank that stopped."""
+
+import pytest
+
+from flairsuite.claim import BUSY, FAILED, HELD, LOCK_FILE, claimed, held, refuse_if_busy
+from flairsuite.distributed import Ranks
+from flairsuite.errors import FlairsuiteError
+
+
+class Recording(Ranks):
+    """Ranks of a two-rank launch without a process group: rank 0 records what it sends, other ranks receive `incoming`."""
+
+    def __init__(self, rank: int, world: int, incoming: float = 0.0) -> None:
+        super().__init__(rank=rank, world=world)
+        object.__setattr__(self, "sent", [])
+        object.__setattr__(self, "incoming", incoming)
+
+    def broadcast_value(self, value: float) -> float:
+        if self.main:
+            self.sent.append(value)
+            return value
+        return self.incoming
+
+
+def test_a_second_holder_is_refused_until_the_first_lets_go(tmp_path):
+    folder = tmp_path / "model"
+    with claimed(folder) as first:
+        with claimed(folder) as second:
+            assert (first, second) == (True, False)
+        with pytest.raises(FlairsuiteError, match="is being trained by another process"):
+            refuse_if_busy(folder)
+    with claimed(folder) as again:
+        assert again
+    refuse_if_busy(tmp_path / "never-trained")  # no lock file: nothing to refuse, nothing created
+    assert not (tmp_path / "never-trained").exists()
+
+
+def test_rank_zero_tells_the_other_ranks_whether_it_holds_the_folder(tmp_path):
+    folder = tmp_path / "model"
+    zero = Recording(rank=0, world=2)
+    with held(folder, zero):
+        assert (folder / LOCK_FILE).is_file()
+        busy = Recording(rank=0, world=2)
+        with pytest.raises(FlairsuiteError, match="being trained by another process"), held(folder, busy):
+            pass
+    assert (zero.sent, busy.sent) == ([HELD], [BUSY])
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("x")
+    failed = Recording(rank=0, world=2)
+    with pytest.raises(FlairsuiteError, match="cannot write to"), held(blocked / "model", failed):
+        pass
+    assert failed.sent == [FAILED]
+
+
+@pytest.mark.parametrize("state, message", [(BUSY, "being trained by another process"), (FAILED, "rank 0's error says why")])
+def test_the_other_ranks_stop_with_rank_zeros_verdict(tmp_path, state, message):
+    with pytest.raises(FlairsuiteError, match=message), held(tmp_path / "model", Recording(rank=1, world=2, incoming=state)):
+        pass
+    entered = []
+    with held(tmp_path / "model", Recording(rank=1, world=2, incoming=HELD)):
+        entered.append(True)
+    assert entered and not (tmp_path / "model").exists()  # rank 1 neither creates nor locks the folder: rank 0 does
