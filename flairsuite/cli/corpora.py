@@ -1,6 +1,6 @@
 """`flairsuite corpora ...`: list, stats, check and fetch the registry's datasets and own corpus folders."""
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import click
 
@@ -39,10 +39,15 @@ def corpora_list(corpora_dir: Optional[str]) -> None:
     click.echo("\n".join(inventory_lines(results_dir(), sorted(set(table["lang"])))))
 
 
-def corpus_options(command: Any) -> Any:
-    """The options that pick a corpus for `corpora stats` and `corpora check`: a registered dataset's, or an own corpus folder's.
+OWN_KEYS = ("sep", "text", "label", "scheme", "dev_fraction")  # corpus-folder options, beside --format
 
-    The command is called with the corpus's DatasetSpec, the corpora directory and the splits asked for (None: all).
+
+def corpus_options(splits: bool = True) -> Callable[[Any], Any]:
+    """The options that pick a corpus (for `corpora stats`, `corpora check`, `evaluate`): a registered dataset's, or an own
+    corpus folder's; with `splits`, also `--splits`.
+
+    The command is called with the corpus's DatasetSpec, the corpora directory, the splits asked for (None: all; only with
+    `splits`) and its own other options as keywords.
     """
     options = [
         click.option("--level", default=None, help="GermEval 2014: outer (default) or inner entities."),
@@ -54,7 +59,7 @@ def corpus_options(command: Any) -> Any:
                 "(train=FILE, dev=FILE, test=FILE, dev_fraction, encoding, comment, docstart, name, task)."
             ),
         ),
-        click.option("--splits", default=None, help="Comma-separated splits to read (default: all the corpus has)."),
+        *([click.option("--splits", default=None, help="Comma-separated splits to read (default: all the corpus has).")] if splits else []),
         click.option("--format", "file_format", default=None, help="Corpus folder: column (default), conllu or spans_json."),
         click.option("--sep", default=None, help="Corpus folder, column format: whitespace (default), tab or space."),
         click.option("--text", default=None, help="Corpus folder, column format: token column (default 0; negative: from the end)."),
@@ -64,21 +69,29 @@ def corpus_options(command: Any) -> Any:
         corpora_dir_option,
     ]
 
-    def picked(name: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...], splits: Optional[str],
-               corpora_dir: Optional[str], file_format: Optional[str], **own: Optional[str]) -> Any:
-        from flairsuite.paths import corpora_dir as resolve
+    def decorate(command: Any) -> Any:
+        def picked(name: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...], corpora_dir: Optional[str],
+                   file_format: Optional[str], **rest: Any) -> Any:
+            from flairsuite.paths import corpora_dir as resolve
 
-        spec = corpus_spec(name, level, granularity, extra, format=file_format, **own)
-        return command(spec, resolve(corpora_dir), split_list(splits))
+            own = {key: rest.pop(key) for key in OWN_KEYS}
+            spec = corpus_spec(name, level, granularity, extra, rest.get("split"), format=file_format, **own)  # `split`: evaluate's
+            chosen = (split_list(rest.pop("splits")),) if splits else ()
+            return command(spec, resolve(corpora_dir), *chosen, **rest)
 
-    picked.__name__, picked.__doc__ = command.__name__, command.__doc__
-    for option in reversed(options):
-        picked = option(picked)
-    return picked
+        picked.__name__, picked.__doc__ = command.__name__, command.__doc__
+        for option in reversed(options):
+            picked = option(picked)
+        return picked
+
+    return decorate
 
 
-def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...], **own: Optional[str]) -> Any:
-    """The DatasetSpec of NAME_OR_PATH: a registered dataset with its options, or the corpus folder read with the own-corpus keys."""
+def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...], needed: Optional[str] = None,
+                **own: Optional[str]) -> Any:
+    """The DatasetSpec of NAME_OR_PATH: a registered dataset with its options, or the corpus folder read with the own-corpus keys.
+
+    `needed` (a split, for scoring a model): the folder needs only that split, and a single file is read as that split."""
     from pathlib import Path
 
     from flairsuite.corpora.own import entry_from_texts, is_folder_argument, own_corpus
@@ -90,7 +103,11 @@ def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str],
         registry_given = [flag for flag, value in (("--level", level), ("--granularity", granularity)) if value is not None]
         if registry_given:
             raise FlairsuiteError(f"{registry_given[0]} is an option of registered datasets; {argument} is a corpus folder")
-        return own_corpus(entry_from_texts({"path": argument, **pairs, **own_given}), Path.cwd())
+        if needed is not None and Path(argument).is_file():  # one annotated file: the split to score
+            path = Path(argument)
+            pairs = {"path": str(path.parent), "name": path.stem, needed: path.name, **pairs}
+            return own_corpus(entry_from_texts({**pairs, **own_given}), Path.cwd(), [needed])
+        return own_corpus(entry_from_texts({"path": argument, **pairs, **own_given}), Path.cwd(), None if needed is None else [needed])
     if own_given:
         flag = "--" + next(iter(own_given)).replace("_", "-")
         raise FlairsuiteError(f"{flag} is for a corpus folder, and '{argument}' is a registered dataset (for a folder of that name: ./{argument})")
@@ -116,7 +133,7 @@ def scheme_line(spec: Any) -> Optional[str]:
 
 @corpora.command("stats")
 @click.argument("name", metavar="NAME_OR_PATH")
-@corpus_options
+@corpus_options()
 def corpora_stats(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
     """Sentences, tokens and entities per split and per type, after repair, with the repairs made.
 
@@ -148,7 +165,7 @@ def corpora_stats(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
 
 @corpora.command("check")
 @click.argument("name", metavar="NAME_OR_PATH")
-@corpus_options
+@corpus_options()
 def corpora_check(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
     """Read every split of a corpus as `flairsuite tag` would; the first bad line is one `file:line` error.
 

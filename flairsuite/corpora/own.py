@@ -24,7 +24,7 @@ a registered one. The keys, with their defaults:
 import codecs
 import hashlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -200,8 +200,18 @@ def _label_type(fmt: FormatSpec) -> str:
     return "pos"
 
 
-def own_corpus(entry: Mapping[str, Any], base: Path) -> DatasetSpec:
-    """The DatasetSpec of the corpus folder `entry['path']` (below `base`) read by the entry's keys (module docstring)."""
+def _check_needed(folder: Path, files: dict[str, Path], dev_fraction: Optional[float], needed: Sequence[str]) -> None:
+    """For scoring a model on some splits only (`flairsuite evaluate`): each of `needed` is a file (dev: or a share of train)."""
+    for split in needed:
+        if split not in files and not (split == "dev" and dev_fraction is not None and "train" in files):
+            words = " or ".join(f"'{word}'" for word in FILE_WORDS[split])
+            raise FlairsuiteError(f"{folder}: no {split} file (no file name holds {words}): name it with `{split}: FILE`")
+
+
+def own_corpus(entry: Mapping[str, Any], base: Path, needed: Optional[Sequence[str]] = None) -> DatasetSpec:
+    """The DatasetSpec of the corpus folder `entry['path']` (below `base`) read by the entry's keys (module docstring).
+
+    `needed`: only these splits must be there (a model scored on them), not train, dev and test as for training."""
     unknown = [key for key in entry if key not in KEYS]
     if unknown:
         raise unknown_name_error("key", str(unknown[0]), list(KEYS))
@@ -222,7 +232,10 @@ def own_corpus(entry: Mapping[str, Any], base: Path) -> DatasetSpec:
     except FlairsuiteError as err:
         raise FlairsuiteError(f"{name}: {err}") from None
     files = find_files(folder, entry)
-    _check_splits(folder, files, dev_fraction)
+    if needed is None:
+        _check_splits(folder, files, dev_fraction)
+    else:
+        _check_needed(folder, files, dev_fraction, needed)
     if task == "ner":
         scheme, rule, types = _scan(files, fmt, encoding, scheme)
     else:

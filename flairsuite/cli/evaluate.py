@@ -1,0 +1,49 @@
+"""`flairsuite evaluate`: a saved tagger scored on one split of a registered dataset or an own corpus folder."""
+
+from typing import Any, Optional
+
+import click
+
+from flairsuite.cli.corpora import corpus_options
+from flairsuite.cli.group import cli
+
+
+@cli.command("evaluate")
+@click.argument("model", type=click.Path())
+@click.argument("name", metavar="NAME_OR_PATH")
+@click.option("--split", type=click.Choice(["train", "dev", "test"]), default="test", show_default=True,
+              help="The split to score (a corpus folder needs only this one; a single FILE is read as it).")
+@click.option("--fast/--no-fast", default=True, show_default=True, help="flairsuite's fast path or the model's own Flair predict (as for predict).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Sentences per batch at most [default: 256 fast, 32 with --no-fast].")
+@click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule before scoring.")
+@click.option("--predictions", type=click.Path(dir_okay=False), default=None,
+              help="Also write token, gold and predicted tag per line (atomically), as a run's predictions.tsv.")
+@corpus_options(splits=False)
+def evaluate(spec: Any, root: Any, model: str, split: str, fast: bool, batch_size: Optional[int], entity_fix: bool, predictions: Optional[str]) -> None:
+    """Score MODEL (any saved suite tagger) on a split of NAME_OR_PATH: a registered dataset, a corpus folder of your own
+    (only the scored split need be there), or one annotated file.
+
+    The split is read as `flairsuite tag` reads it and tagged token by token as it stands; NER is scored as
+    the runs are (strict IOB2 per type, recall by entity length), PoS by token accuracy per tag.
+
+    \b
+    Examples:
+      flairsuite evaluate results/arendt-table3/arendt/proposed+word/bilstm-crf/seed-1/model.pt arendt --split dev
+      flairsuite evaluate model.pt data/letters/ --split dev --predictions letters-dev.tsv
+      flairsuite evaluate model.pt data/new-batch.conll --format conllu --label misc:NE
+    """
+    import time
+    from pathlib import Path
+
+    from flairsuite.atomic import write_text
+    from flairsuite.evaluate import evaluate as score
+    from flairsuite.evaluate import predictions_text, report_lines
+
+    started = time.perf_counter()
+    evaluation = score(Path(model), spec, root, split, fast, batch_size, entity_fix)
+    for line in report_lines(evaluation, Path(model), entity_fix):
+        click.echo(line)
+    if predictions:
+        write_text(Path(predictions), predictions_text(evaluation))
+        click.echo(f"wrote {predictions}")
+    click.echo(f"{time.perf_counter() - started:.1f} s", err=True)

@@ -1,0 +1,123 @@
+"""`flairsuite evaluate`: a saved tagger scored on one split of a registered dataset or of an own corpus folder.
+
+For the model a user already has: the released tagger on a new batch of annotated letters, a Sturm
+model on H. Arendt, a run's `model.pt` on another split. The split is read as `flairsuite tag` reads
+it (the same repairs and one-line errors), its tokens are tagged as they stand (no re-tokenisation)
+by the fast path or by plain Flair, and the tags are scored as the runs score theirs: strict IOB2
+entity precision, recall and F1 per type (seqeval) and the recall by entity length for NER, token
+accuracy per tag for PoS. Entity types or tags of the split that the model never learned are named:
+their every occurrence counts as a miss.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import flair
+from flair.data import Sentence
+
+from flairsuite.corpora.labeled import SplitData, read_splits
+from flairsuite.corpora.registry import DatasetSpec
+from flairsuite.corpora.tasks import task
+from flairsuite.errors import FlairsuiteError
+from flairsuite.models.entity_fix import entity_fix
+from flairsuite.predict import load_tagger, predicts_spans, tag
+from flairsuite.results.lengths import LABELS, length_counts
+from flairsuite.tagging.scoring import task_scores
+
+NOT_TYPES = {"O", "<unk>", "<START>", "<STOP>"}
+
+
+@dataclass
+class Evaluation:
+    """A model's tags on one split and their scores."""
+
+    model: flair.nn.Classifier
+    spec: DatasetSpec
+    split: str
+    data: SplitData
+    predicted: list[list[str]]
+    scores: dict[str, Any]
+    lengths: Optional[dict[str, Any]]  # NER only: `length_counts`
+
+    @property
+    def gold(self) -> list[list[str]]:
+        return [sentence.tags for sentence in self.data.sentences]
+
+    @property
+    def spans(self) -> bool:
+        return task(self.spec.task).spans
+
+
+def model_types(model: flair.nn.Classifier) -> set[str]:
+    """The entity types (or PoS tags) a model can predict: its label dictionary without B-/I-/E-/S- prefixes and specials."""
+    if hasattr(model, "types"):  # Class-Start-End keeps its entity types
+        return set(model.types)
+    items = set(model.label_dictionary.get_items()) - NOT_TYPES
+    if not predicts_spans(model):
+        return items
+    return {item.split("-", 1)[1] if item[:2] in ("B-", "I-", "E-", "S-") else item for item in items}
+
+
+def evaluate(model_path: Path, spec: DatasetSpec, root: Path, split: str, fast: bool, batch_size: Optional[int], fix: bool) -> Evaluation:
+    """Tag the `split` of `spec` with the model at `model_path` and score the tags (Entity-Fix first when `fix`)."""
+    model = load_tagger(model_path)
+    spans = task(spec.task).spans
+    if predicts_spans(model) != spans:
+        what = "entity spans" if predicts_spans(model) else f"one '{model.label_type}' tag per token"
+        raise FlairsuiteError(f"{model_path} predicts {what}, and {spec.name} is a {spec.task} corpus: evaluate it on a corpus of its task")
+    if fix and not spans:
+        raise FlairsuiteError("--entity-fix repairs BIO entity tags: a PoS corpus has none, leave it out")
+    data = read_splits(spec, root, [split])[split]
+    sentences = [Sentence(list(sentence.tokens)) for sentence in data.sentences]
+    predicted = [[found for found, _ in sentence] for sentence in tag(model, sentences, fast, batch_size)]
+    if fix:
+        predicted = [entity_fix(tags) for tags in predicted]
+    gold = [sentence.tags for sentence in data.sentences]
+    lengths = length_counts(gold, predicted) if spans else None
+    return Evaluation(model, spec, split, data, predicted, task_scores(spec.task, gold, predicted), lengths)
+
+
+def unknown_types(evaluation: Evaluation) -> dict[str, int]:
+    """The entity types (PoS: tags) of the split the model cannot predict, with their gold support."""
+    known = model_types(evaluation.model)
+    return {name: scores["support"] for name, scores in sorted(evaluation.scores["per_type"].items()) if name not in known}
+
+
+def report_lines(evaluation: Evaluation, model_path: Path, fix: bool) -> Iterator[str]:
+    """The evaluation as a header line, a Markdown table per type with the micro average, and notes."""
+    data, scores = evaluation.data, evaluation.scores
+    tokens = sum(len(sentence.tokens) for sentence in data.sentences)
+    yield (f"{model_path}: {type(evaluation.model).__name__} on {evaluation.spec.name} {evaluation.split} ({data.source}): "
+           f"{len(data.sentences):,} sentences, {tokens:,} tokens, {sum(data.repairs.values())} repairs")
+    yield ""
+    if evaluation.spans:
+        yield "| type | precision | recall | F1 | support |"
+        yield "| --- | --: | --: | --: | --: |"
+        for name, per in sorted(scores["per_type"].items()):
+            yield f"| {name} | {per['precision'] * 100:.2f} | {per['recall'] * 100:.2f} | {per['f1'] * 100:.2f} | {per['support']:,} |"
+        total = sum(per["support"] for per in scores["per_type"].values())
+        yield f"| **all (micro)** | {scores['precision'] * 100:.2f} | {scores['recall'] * 100:.2f} | **{scores['f1'] * 100:.2f}** | {total:,} |"
+        yield ""
+        yield f"strict IOB2 (seqeval) on the decoder's tags{' after Entity-Fix' if fix else ''}, as `flairsuite tag` scores its runs"
+        lengths = evaluation.lengths or {}
+        parts = [f"{label} {'token' if label == '1' else 'tokens'} {lengths['found'][label] / lengths['gold'][label] * 100:.1f} % of "
+                 f"{lengths['gold'][label]:,}" for label in LABELS if lengths.get("gold", {}).get(label)]
+        yield "recall by entity length: " + "; ".join(parts)
+        yield f"ill-formed chunks (I-X after no B-X or I-X): {lengths.get('ill_formed', 0):,}"
+    else:
+        yield "| tag | accuracy | support |"
+        yield "| --- | --: | --: |"
+        for name, per in sorted(scores["per_type"].items()):
+            yield f"| {name} | {per['accuracy'] * 100:.2f} | {per['support']:,} |"
+        yield f"| **all** | **{scores['accuracy'] * 100:.2f}** | {tokens:,} |"
+    for name, support in unknown_types(evaluation).items():
+        yield f"warning: the model never learned {'type' if evaluation.spans else 'tag'} '{name}' ({support:,} in {evaluation.split}): every one is a miss"
+
+
+def predictions_text(evaluation: Evaluation) -> str:
+    """Token, gold tag and predicted tag per line, a blank line between sentences (as a run's predictions.tsv)."""
+    sentences = ["\n".join(f"{token}\t{gold}\t{found}" for token, gold, found in zip(sentence.tokens, sentence.tags, predicted))
+                 for sentence, predicted in zip(evaluation.data.sentences, evaluation.predicted)]
+    return "\n\n".join(sentences) + "\n"

@@ -1,0 +1,141 @@
+"""`flairsuite evaluate` on a tiny trained tagger and an own corpus folder: the scores equal seqeval's on the tags it
+writes, the tags equal `predict`'s, and bad requests are one line."""
+
+import shutil
+from pathlib import Path
+
+import flair
+import pytest
+import torch
+from click.testing import CliRunner
+from conftest import one_error_line
+from flair.data import Dictionary, Sentence
+from seqeval.metrics import classification_report
+from seqeval.scheme import IOB2
+from test_predict import labeled, tiny_embeddings, train
+
+from flairsuite.cli import cli
+from flairsuite.inference.tagger import torch_threads
+from flairsuite.models.registry import build_tagger
+from flairsuite.predict import load_tagger, tag
+
+
+def column_lines(sentence: Sentence) -> str:
+    tags = ["O"] * len(sentence)
+    for span in sentence.get_spans("ner"):
+        first = span.tokens[0].idx - 1
+        tags[first : first + len(span)] = [f"B-{span.tag}"] + [f"I-{span.tag}"] * (len(span) - 1)
+    return "\n".join(f"{token.text} {found}" for token, found in zip(sentence, tags))
+
+
+@pytest.fixture(scope="module")
+def model_and_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A Map-CRF trained a little on the template sentences, and a corpus folder whose test split holds unseen ones
+    plus a sentence with a type the model never learned (`work`)."""
+    folder = tmp_path_factory.mktemp("evaluate")
+    flair.set_seed(1)
+    dictionary = Dictionary(add_unk=False)
+    for kind in ("pers", "place"):
+        dictionary.add_item(kind)
+    dictionary.span_labels = True
+    with torch_threads(1):
+        model = train(build_tagger("map-crf", tiny_embeddings(folder), dictionary, "ner"), steps=60)
+    model.save(folder / "model.pt")
+    corpus = folder / "letters"
+    corpus.mkdir()
+    (corpus / "train.txt").write_text("\n\n".join(column_lines(labeled(i)) for i in range(20)) + "\n", encoding="utf-8")
+    (corpus / "dev.txt").write_text("\n\n".join(column_lines(labeled(i)) for i in range(20, 23)) + "\n", encoding="utf-8")
+    test = [column_lines(labeled(i)) for i in range(23, 33)] + ["Anna B-pers\nlas I-pers\nFaust B-work\n. O"]
+    (corpus / "test.txt").write_text("\n\n".join(test) + "\n", encoding="utf-8")
+    return folder / "model.pt", corpus
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_scores_are_seqevals_on_the_tags_it_writes(model_and_corpus, tmp_path):
+    model, corpus = model_and_corpus
+    result = run("evaluate", str(model), str(corpus), "--predictions", str(tmp_path / "p.tsv"))
+    assert result.exit_code == 0, result.output
+    rows = [line.split("\t") for line in (tmp_path / "p.tsv").read_text(encoding="utf-8").split("\n\n")[0].splitlines()]
+    sentences = [[line.split("\t") for line in block.splitlines()] for block in (tmp_path / "p.tsv").read_text(encoding="utf-8").strip().split("\n\n")]
+    gold, predicted = [[row[1] for row in s] for s in sentences], [[row[2] for row in s] for s in sentences]
+    assert len(sentences) == 11 and rows[0][0] == "Am"
+    # the tags are the model's own on the corpus tokens as they stand
+    tokens = [[row[0] for row in s] for s in sentences]
+    assert predicted == [[found for found, _ in s] for s in tag(load_tagger(model), [Sentence(t) for t in tokens], True, None)]
+    report = classification_report(gold, predicted, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
+    micro = report["micro avg"]
+    assert f"| **all (micro)** | {micro['precision'] * 100:.2f} | {micro['recall'] * 100:.2f} | **{micro['f1-score'] * 100:.2f}** |" in result.output
+    assert f"| pers | {report['pers']['precision'] * 100:.2f} | {report['pers']['recall'] * 100:.2f} |" in result.output
+    assert "| work | 0.00 | 0.00 | 0.00 | 1 |" in result.output
+    assert "warning: the model never learned type 'work' (1 in test): every one is a miss" in result.output
+    assert "test (test.txt): 11 sentences" in result.output
+
+
+def test_only_the_scored_split_need_be_there_and_one_file_is_that_split(model_and_corpus, tmp_path):
+    model, corpus = model_and_corpus
+    batch = tmp_path / "new-batch"
+    batch.mkdir()
+    shutil.copy(corpus / "test.txt", batch / "letters-1923.txt")
+    whole = run("evaluate", str(model), str(corpus))
+    alone = run("evaluate", str(model), str(batch / "letters-1923.txt"))  # one annotated file, no train or dev beside it
+    assert alone.exit_code == 0, alone.output
+    assert "letters-1923 test (letters-1923.txt): 11 sentences" in alone.output
+    table = [line for line in whole.output.splitlines() if line.startswith("| ")]
+    assert table == [line for line in alone.output.splitlines() if line.startswith("| ")]  # the same tokens, the same scores
+    missing = one_error_line(run("evaluate", str(model), str(batch), "--split", "dev"))
+    assert f"{batch}: no dev file" in missing
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (("--option", "task=pos"), "predicts entity spans, and letters is a pos corpus"),
+        (("--entity-fix", "--option", "task=pos"), "predicts entity spans, and letters is a pos corpus"),
+    ],
+)
+def test_bad_requests_are_one_line(model_and_corpus, extra, message):
+    model, corpus = model_and_corpus
+    assert message in one_error_line(run("evaluate", str(model), str(corpus), *extra))
+    unknown = run("evaluate", str(model), str(corpus), "--split", "validation")
+    assert unknown.exit_code == 2 and "'validation' is not one of 'train', 'dev', 'test'" in unknown.output
+
+
+def test_a_missing_model_is_one_line(model_and_corpus, tmp_path):
+    _, corpus = model_and_corpus
+    assert "model file not found" in one_error_line(run("evaluate", str(tmp_path / "none.pt"), str(corpus)))
+
+
+def test_a_pos_tagger_is_scored_by_token_accuracy(tmp_path):
+    words = {"Anna": "PROPN", "liest": "VERB", "Otto": "PROPN", "schreibt": "VERB", ".": "PUNCT"}
+    texts = ["Anna liest .", "Otto schreibt .", "Anna schreibt .", "Otto liest ."]
+    sentences = []
+    for text in texts * 5:
+        sentence = Sentence(text)
+        for token in sentence:
+            token.add_label("upos", words[token.text])
+        sentences.append(sentence)
+    dictionary = Dictionary(add_unk=False)
+    for upos in sorted(set(words.values())):
+        dictionary.add_item(upos)
+    flair.set_seed(1)
+    with torch_threads(1):
+        model = build_tagger("map", tiny_embeddings(tmp_path), dictionary, "upos")
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+        for _ in range(40):
+            loss, count = model.forward_loss(sentences)
+            optimizer.zero_grad()
+            (loss / count).backward()
+            optimizer.step()
+    model.save(tmp_path / "pos.pt")
+    test = tmp_path / "test.conllu"
+    rows = ["# sent_id = 1", "1\tAnna\tAnna\tPROPN\t_\t_\t0\troot\t_\t_", "2\tliest\tlesen\tVERB\t_\t_\t1\tdep\t_\t_", "3\t.\t.\tPUNCT\t_\t_\t1\tpunct\t_\t_",
+            "", "# sent_id = 2", "1\tOtto\tOtto\tDET\t_\t_\t0\troot\t_\t_", "2\t.\t.\tPUNCT\t_\t_\t1\tpunct\t_\t_"]
+    test.write_text("\n".join(rows) + "\n\n", encoding="utf-8")
+    result = run("evaluate", str(tmp_path / "pos.pt"), str(test), "--format", "conllu", "--label", "3", "--option", "task=pos")
+    assert result.exit_code == 0, result.output
+    assert "| **all** | **80.00** | 5 |" in result.output  # Otto is tagged PROPN, the file says DET: 4 of 5 right
+    assert "| DET | 0.00 | 1 |" in result.output and "warning: the model never learned tag 'DET' (1 in test)" in result.output
+    assert "entity" not in result.output
