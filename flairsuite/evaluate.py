@@ -62,19 +62,21 @@ def model_types(model: flair.nn.Classifier) -> set[str]:
 
 def evaluate(model_path: Path, spec: DatasetSpec, root: Path, split: str, fast: bool, batch_size: Optional[int], fix: bool) -> Evaluation:
     """Tag the `split` of `spec` with the model at `model_path` and score the tags (Entity-Fix first when `fix`)."""
-    model = load_tagger(model_path)
+    data = read_splits(spec, root, [split])[split]  # a bad corpus fails before the model (hundreds of MB) loads
     spans = task(spec.task).spans
+    gold = [sentence.tags for sentence in data.sentences]
+    if spans and not any(tag != "O" for tags in gold for tag in tags):
+        raise FlairsuiteError(f"{data.path}: the {split} split holds no gold entities: there is nothing to score")
+    model = load_tagger(model_path)
     if predicts_spans(model) != spans:
         what = "entity spans" if predicts_spans(model) else f"one '{model.label_type}' tag per token"
         raise FlairsuiteError(f"{model_path} predicts {what}, and {spec.name} is a {spec.task} corpus: evaluate it on a corpus of its task")
     if fix and not spans:
         raise FlairsuiteError("--entity-fix repairs BIO entity tags: a PoS corpus has none, leave it out")
-    data = read_splits(spec, root, [split])[split]
     sentences = [Sentence(list(sentence.tokens)) for sentence in data.sentences]
     predicted = [[found for found, _ in sentence] for sentence in tag(model, sentences, fast, batch_size)]
     if fix:
         predicted = [entity_fix(tags) for tags in predicted]
-    gold = [sentence.tags for sentence in data.sentences]
     lengths = length_counts(gold, predicted) if spans else None
     return Evaluation(model, spec, split, data, predicted, task_scores(spec.task, gold, predicted), lengths)
 
@@ -85,12 +87,21 @@ def unknown_types(evaluation: Evaluation) -> dict[str, int]:
     return {name: scores["support"] for name, scores in sorted(evaluation.scores["per_type"].items()) if name not in known}
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def input_files(evaluation: Evaluation) -> set[Path]:
+    """The corpus files the evaluation read."""
+    return {Path(name).resolve() for entry in evaluation.spec.splits.values() for name in entry.files}
+
+
 def report_lines(evaluation: Evaluation, model_path: Path, fix: bool) -> Iterator[str]:
     """The evaluation as a header line, a Markdown table per type with the micro average, and notes."""
     data, scores = evaluation.data, evaluation.scores
     tokens = sum(len(sentence.tokens) for sentence in data.sentences)
     yield (f"{model_path}: {type(evaluation.model).__name__} on {evaluation.spec.name} {evaluation.split} ({data.source}): "
-           f"{len(data.sentences):,} sentences, {tokens:,} tokens, {sum(data.repairs.values())} repairs")
+           f"{plural(len(data.sentences), 'sentence')}, {plural(tokens, 'token')}, {plural(sum(data.repairs.values()), 'repair')}")
     yield ""
     if evaluation.spans:
         yield "| type | precision | recall | F1 | support |"

@@ -87,6 +87,14 @@ def test_only_the_scored_split_need_be_there_and_one_file_is_that_split(model_an
     assert table == [line for line in alone.output.splitlines() if line.startswith("| ")]  # the same tokens, the same scores
     missing = one_error_line(run("evaluate", str(model), str(batch), "--split", "dev"))
     assert f"{batch}: no dev file" in missing
+    (batch / "train-notes.txt").write_text("not a corpus file\n", encoding="utf-8")  # beside the file: never read
+    assert run("evaluate", str(model), str(batch / "letters-1923.txt")).exit_code == 0
+    overwrite = one_error_line(run("evaluate", str(model), str(batch / "letters-1923.txt"), "--predictions", str(batch / "letters-1923.txt")))
+    assert "is a file of the corpus" in overwrite and (batch / "letters-1923.txt").read_text() == (corpus / "test.txt").read_text()
+    assert "no such file or folder" in one_error_line(run("evaluate", str(model), str(batch / "gone.txt")))
+    empty = batch / "all-outside.txt"
+    empty.write_text("Anna O\nlas O\n. O\n", encoding="utf-8")
+    assert "no entity tag at all, only O" in one_error_line(run("evaluate", str(model), str(empty)))  # nothing to score
 
 
 @pytest.mark.parametrize(

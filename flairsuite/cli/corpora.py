@@ -103,9 +103,13 @@ def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str],
         registry_given = [flag for flag, value in (("--level", level), ("--granularity", granularity)) if value is not None]
         if registry_given:
             raise FlairsuiteError(f"{registry_given[0]} is an option of registered datasets; {argument} is a corpus folder")
-        if needed is not None and Path(argument).is_file():  # one annotated file: the split to score
+        if needed is not None and not Path(argument).exists():
+            raise FlairsuiteError(f"{argument}: no such file or folder")
+        if needed is not None and Path(argument).is_file():  # one annotated file: the split to score, nothing beside it read
             path = Path(argument)
-            pairs = {"path": str(path.parent), "name": path.stem, needed: path.name, **pairs}
+            if any(split in pairs for split in ("train", "dev", "test")):
+                raise FlairsuiteError(f"{argument} is the {needed} split itself: drop the --option naming split files")
+            pairs = {"name": path.stem, **pairs, "path": str(path.parent), needed: path.name}
             return own_corpus(entry_from_texts({**pairs, **own_given}), Path.cwd(), [needed])
         return own_corpus(entry_from_texts({"path": argument, **pairs, **own_given}), Path.cwd(), None if needed is None else [needed])
     if own_given:

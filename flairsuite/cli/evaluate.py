@@ -36,11 +36,14 @@ def evaluate(spec: Any, root: Any, model: str, split: str, fast: bool, batch_siz
     from pathlib import Path
 
     from flairsuite.atomic import write_text
+    from flairsuite.errors import FlairsuiteError
     from flairsuite.evaluate import evaluate as score
-    from flairsuite.evaluate import predictions_text, report_lines
+    from flairsuite.evaluate import input_files, predictions_text, report_lines
 
     started = time.perf_counter()
     evaluation = score(Path(model), spec, root, split, fast, batch_size, entity_fix)
+    if predictions and Path(predictions).resolve() in {evaluation.data.path.resolve(), *input_files(evaluation)}:
+        raise FlairsuiteError(f"--predictions {predictions} is a file of the corpus: write the predictions elsewhere")
     for line in report_lines(evaluation, Path(model), entity_fix):
         click.echo(line)
     if predictions:

@@ -104,8 +104,9 @@ def _encoding(value: Any) -> str:
         raise FlairsuiteError(f"encoding: {show(value)} is not a known text encoding, e.g. utf-8") from None
 
 
-def find_files(folder: Path, given: Mapping[str, Any]) -> dict[str, Path]:
-    """split -> file: those named in `given`, the others found by name (`*train*`, `*dev*` or `*valid*`, `*test*`); absent splits left out."""
+def find_files(folder: Path, given: Mapping[str, Any], wanted: Sequence[str] = SPLITS) -> dict[str, Path]:
+    """split -> file: those named in `given`, the others of `wanted` found by name (`*train*`, `*dev*` or `*valid*`, `*test*`);
+    absent splits left out."""
     if folder.is_file():
         raise FlairsuiteError(f"{folder}: a file; a corpus is a folder holding its train, dev and test files")
     if not folder.is_dir():
@@ -118,7 +119,7 @@ def find_files(folder: Path, given: Mapping[str, Any]) -> dict[str, Path]:
                 raise FlairsuiteError(f"{path}: {split} file not found")
             files[split] = path
     others = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".") and p not in files.values())
-    for split in SPLITS:
+    for split in wanted:
         if split not in files:
             found = [p for p in others if any(word in p.name.lower() for word in FILE_WORDS[split])]
             if len(found) > 1:
@@ -231,7 +232,9 @@ def own_corpus(entry: Mapping[str, Any], base: Path, needed: Optional[Sequence[s
             raise FlairsuiteError(f"scheme: applies to task ner only (task {task} reads every tag as it is)")
     except FlairsuiteError as err:
         raise FlairsuiteError(f"{name}: {err}") from None
-    files = find_files(folder, entry)
+    # scoring a model reads only the splits it scores (dev from a share of train needs train)
+    wanted = SPLITS if needed is None else tuple(dict.fromkeys([*needed, *(["train"] if "dev" in needed and dev_fraction is not None else [])]))
+    files = find_files(folder, entry, wanted)
     if needed is None:
         _check_splits(folder, files, dev_fraction)
     else:
