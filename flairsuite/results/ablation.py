@@ -113,7 +113,8 @@ def perplexity_cell(frame: pd.DataFrame, ref: RunsRef) -> str:
     """`3.759 / 3.779`: the valid perplexity per character of the character LMs the runs of `ref` read, in stack order,
     as the runs recorded them (`artifact_summaries`); runs that read LMs of other perplexities add theirs after `;`."""
     seen: list[str] = []
-    for specs, summaries in zip(runs_of(frame, ref)["embedding_specs"], runs_of(frame, ref)["artifact_summaries"]):
+    runs = runs_of(frame, ref)
+    for specs, summaries in zip(runs["embedding_specs"], runs["artifact_summaries"]):
         values = [(summaries or {}).get(spec, {}).get("valid_ppl") for spec in specs.split() if spec.startswith("charlm:")]
         text = " / ".join(f"{value:.3f}" for value in values if value is not None)
         if text and text not in seen:
