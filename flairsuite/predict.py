@@ -2,7 +2,8 @@
 
 Any tagger of the registry (`flairsuite.models.registry.TAGGERS`) loads: the Flair SequenceTaggers
 (LCRF-NER saves itself as one) and `cse` (`ClassStartEndTagger`). Sentence splitting and tokenisation
-are Flair's (`SegtokSentenceSplitter`, segtok). Tags are the decoder's raw per-token tags, before any
+are Flair's (`SegtokSentenceSplitter`, segtok), or one token per character for a tagger whose model card says
+so (a Chinese one: `flairsuite.inference.segmentation`). Tags are the decoder's raw per-token tags, before any
 span repair (CSE's decoder gives well-formed BIO). Spans and their confidences are the ones Flair's
 `predict` attaches: `get_spans_from_bio` over the raw tags, confidence the mean of the span's token
 confidences (a CSE entity's tokens all carry its span confidence, so the mean is that). With
@@ -26,16 +27,17 @@ import flair.nn
 from flair.data import Sentence, get_spans_from_bio
 from flair.file_utils import load_torch_state
 from flair.models import SequenceTagger
-from flair.splitter import SegtokSentenceSplitter
 
 import flairsuite.bert  # noqa: F401  (a tagger on a relative/WWA BERT rebuilds its model type "flairsuite_bert" on loading)
 from flairsuite.errors import FlairsuiteError, InputError, read_utf8
+from flairsuite.inference.segmentation import split_text
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.markup.html import render_html
 from flairsuite.markup.spans import Span
 from flairsuite.markup.tei import Markup, tag_in_place, tei_document
 from flairsuite.markup.typemap import DEFAULT_TYPE_MAP, TypeMap, load_type_map
 from flairsuite.markup.xmlsource import parse_xml
+from flairsuite.models.card import model_segmentation
 from flairsuite.models.crf import Tagged
 from flairsuite.models.entity_fix import entity_fix as fix_tags
 from flairsuite.models.registry import saved_classes
@@ -60,9 +62,9 @@ def read_text(path: Path) -> str:
     return text
 
 
-def split(text: str) -> list[Sentence]:
-    """Flair's sentence splitting and tokenisation; sentences without tokens are dropped."""
-    return [sentence for sentence in SegtokSentenceSplitter().split(text) if len(sentence)]
+def split(text: str, segmentation: str = "words") -> list[Sentence]:
+    """Sentences and tokens as a model of `segmentation` expects them (words: Flair's segtok); sentences without tokens are dropped."""
+    return split_text(text, segmentation)
 
 
 def load_tagger(path: Path) -> flair.nn.Classifier:
@@ -206,28 +208,30 @@ def check_spans(model: flair.nn.Classifier, model_path: Path, entity_fix: bool, 
     raise FlairsuiteError(f"{model_path}: {what}, and this model tags one '{model.label_type}' label per token (not spans): {fix}")
 
 
-def tag_file_sentences(
-    model_path: Path, sentences: list[Sentence], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool, markup: bool = False
-) -> tuple[flair.nn.Classifier, Tagged]:
-    """The loaded model and its raw tags for the sentences of `input_path` (after Entity-Fix when asked); no sentences: an input error.
-
-    `markup`: the tags become entity markup, so the model must tag spans (`check_spans`).
-    """
-    if not sentences:
-        raise InputError(input_path, None, "no tokens to tag")
+def checked_tagger(model_path: Path, entity_fix: bool, markup: bool = False) -> flair.nn.Classifier:
+    """The saved tagger; `markup` (the tags become entity markup) and `entity_fix` need one that tags spans (`check_spans`)."""
     model = load_tagger(model_path)
     check_spans(model, model_path, entity_fix, markup)
+    return model
+
+
+def tag_file_sentences(
+    model: flair.nn.Classifier, sentences: list[Sentence], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool
+) -> Tagged:
+    """The model's raw tags for the sentences of `input_path` (after Entity-Fix when asked); no sentences: an input error."""
+    if not sentences:
+        raise InputError(input_path, None, "no tokens to tag")
     tagged = tag(model, sentences, fast, batch_size)
-    return model, fixed(tagged) if entity_fix else tagged
+    return fixed(tagged) if entity_fix else tagged
 
 
 def tag_texts(
-    model_path: Path, texts: Sequence[str], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool
+    model: flair.nn.Classifier, texts: Sequence[str], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool
 ) -> tuple[list[list[Span]], int, int]:
     """Every text's spans at character offsets in it (one batch for all texts), and the numbers of sentences and tokens."""
-    per_text = [split(text) for text in texts]
+    per_text = [split(text, model_segmentation(model)) for text in texts]
     sentences = [sentence for found in per_text for sentence in found]
-    _, tagged = tag_file_sentences(model_path, sentences, input_path, fast, batch_size, entity_fix, markup=True)
+    tagged = tag_file_sentences(model, sentences, input_path, fast, batch_size, entity_fix)
     spans, position = [], 0
     for text, found in zip(texts, per_text):
         spans.append(char_spans(text, found, tagged[position : position + len(found)]))
@@ -245,7 +249,8 @@ def markup_prediction(
         if not document.segments:
             raise InputError(input_path, None, "no text to tag: no p, s or ab element (outside teiHeader) holds only text and milestones such as lb, pb")
         texts = [segment.text for segment in document.segments]
-        spans, sentences, tokens = tag_texts(model_path, texts, input_path, fast, batch_size, entity_fix)
+        model = checked_tagger(model_path, entity_fix, markup=True)
+        spans, sentences, tokens = tag_texts(model, texts, input_path, fast, batch_size, entity_fix)
         if fmt == "html":
             page = render_html(list(zip(texts, spans)), input_path.name)
             return Prediction(page, sentences, tokens, sum(map(len, spans)), 0, document.passed_over)
@@ -253,7 +258,8 @@ def markup_prediction(
         bom = BOM if source.startswith(BOM) else ""
         return Prediction(bom + marked.text, sentences, tokens, marked.inserted, marked.skipped, document.passed_over)
     text = read_text(input_path)
-    spans, sentences, tokens = tag_texts(model_path, [text], input_path, fast, batch_size, entity_fix)
+    model = checked_tagger(model_path, entity_fix, markup=True)
+    spans, sentences, tokens = tag_texts(model, [text], input_path, fast, batch_size, entity_fix)
     if fmt == "html":
         marked = Markup(render_html([(text, spans[0])], input_path.name), len(spans[0]), 0)
     else:
@@ -276,8 +282,10 @@ def predict_document(
     type_map = load_type_map(markup_map) if markup_map is not None else DEFAULT_TYPE_MAP
     if fmt in MARKUP_FORMATS:
         return markup_prediction(model_path, input_path, fmt, fast, batch_size, entity_fix, type_map)
-    sentences = split(read_text(input_path))
-    model, tagged = tag_file_sentences(model_path, sentences, input_path, fast, batch_size, entity_fix)
+    text = read_text(input_path)
+    model = checked_tagger(model_path, entity_fix)
+    sentences = split(text, model_segmentation(model))
+    tagged = tag_file_sentences(model, sentences, input_path, fast, batch_size, entity_fix)
     text = column_text(sentences, tagged) if fmt == "column" else json_text(sentences, tagged, predicts_spans(model))
     return Prediction(text, len(sentences), sum(len(s) for s in sentences))
 

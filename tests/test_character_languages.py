@@ -1,6 +1,6 @@
 """Languages written without spaces (the raw set's `segmentation: characters`, Chinese): one token per character.
 
-The NER dev/test leave-out of LM and word-vector training matches held-out sentences on characters
+The NER and PoS dev/test leave-out of LM and word-vector training matches held-out sentences on characters
 (spaces ignored) and keeps the rest of the text as it was; fastText trains on characters.
 """
 
@@ -61,3 +61,22 @@ def test_fasttext_tokens_are_characters_for_chinese(tmp_path: Path) -> None:
     text = tmp_path / "zh.txt"
     text.write_text("天下大势\n分久 必合\n", encoding="utf-8")
     assert list(TokenStream(text, characters=True)) == [["天", "下", "大", "势"], ["分", "久", "必", "合"]]
+
+
+def test_pos_dev_sentences_are_held_out_too(tmp_path: Path) -> None:
+    """A UD treebank's dev/test sentences leave LM text as NER ones do (PoS is a labeled task as well)."""
+    root = tmp_path / "corpora"
+    (root / "ud_english_ewt").mkdir(parents=True)
+    words = "The committee approved the new budget on Friday".split()
+    conllu = "# sent_id = dev-1\n" + "".join(f"{i}\t{w}\t_\tX\tXX\t_\t0\tdep\t_\t_\n" for i, w in enumerate(words, 1)) + "\n"
+    (root / "ud_english_ewt" / "en_ewt-ud-dev.conllu").write_text(conllu, encoding="utf-8")
+    rng = random.Random(0)
+    lines = [" ".join(rng.choice(["ships", "sail", "north", "and", "rain", "falls"]) for _ in range(12)) for _ in range(200)]
+    lines[3] = f"{lines[3]} {' '.join(words)} . {lines[3]}"
+    raw = tmp_path / "news.txt"
+    raw.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    corpus = prepare(PrepareConfig(language="en", corpus=(str(raw),), heldout_fraction=0.1), root, tmp_path / "prepared")
+    assert corpus.meta["heldout_sentences"] == 1 and corpus.meta["sources"]["news.txt"]["sentences_removed"] == 1
+    assert corpus.meta["heldout_files"] == [str(root / "ud_english_ewt" / "en_ewt-ud-dev.conllu")]
+    text = "".join(corpus.text_path(split).read_text(encoding="utf-8") for split in ("train", "valid", "test"))
+    assert "committee" not in text and "budget" not in text and text.count("\n") == 200

@@ -426,6 +426,12 @@ def test_budget_defaults_to_the_presets_characters_and_options_win() -> None:
     assert budget_of({**options, "max_chars": 1000}) == Budget(None, 1000)
     with pytest.raises(FlairsuiteError, match="must be positive"):
         budget_of({**options, "max_chars": 0})
+    # en, da, zh: one CPU-hour a direction, in wall hours for the threads torch trains with
+    for language in ("en", "da", "zh"):
+        assert budget_of({**options, "lang": language}) == Budget(1.0, None)
+        assert budget_of({**options, "lang": language}, threads=2) == Budget(0.5, None)
+        assert budget_of({**options, "lang": language, "max_chars": 1000}, threads=2) == Budget(None, 1000)
+    assert budget_of(options, threads=2) == Budget(None, 82_000_000)  # a character budget does not depend on threads
 
 
 def test_force_removes_the_earlier_runs_model_summary_and_curve_first(tmp_path) -> None:

@@ -1,6 +1,6 @@
 """Prepared raw text as WordPiece ids for BERT pre-training: tokenized once into memory-mapped arrays.
 
-The text is the shared prepared corpus of `train-charlm` (`flairsuite.rawtext`: NER dev/test
+The text is the shared prepared corpus of `train-charlm` (`flairsuite.rawtext`: NER and PoS dev/test
 sentences cut out, documents split into train/valid/test). Its folder below
 `paths.bert_data_dir()` holds the vocabulary (`tokenizer.json`, trained on the train split) and
 per split:

@@ -21,31 +21,39 @@ from flairsuite.training import resolved_precision
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
 
 
-BUDGET_KEY = "max_chars"  # a preset's training budget per direction, beside its hyper-parameters
+BUDGET_KEYS = ("max_chars", "max_cpu_hours")  # a preset's training budget per direction, beside its hyper-parameters
 DEFAULT_HOURS = 1.0  # the budget of a preset without one
 
 
 def hyper_from(options: dict[str, Any]) -> Hyper:
     """The recipe's preset with the options given on the command line."""
-    preset = {key: value for key, value in recipe(options["lang"], options["preset"]).items() if key != BUDGET_KEY}
+    preset = {key: value for key, value in recipe(options["lang"], options["preset"]).items() if key not in BUDGET_KEYS}
     overrides = {f.name: options[f.name] for f in fields(Hyper) if options.get(f.name) is not None}
     return Hyper(**{**preset, **overrides})
 
 
-def budget_of(options: dict[str, Any]) -> Budget:
-    """--max-hours and --max-chars as given; neither: the preset's `max_chars` (cpu: the released pair's), else one hour."""
+def budget_of(options: dict[str, Any], threads: int = 1) -> Budget:
+    """--max-hours and --max-chars as given; neither: the preset's budget, else one hour.
+
+    A preset's budget is `max_chars` (German `cpu`: the released pair's characters), `max_cpu_hours`
+    (en, da, zh `cpu`: one CPU-hour a direction, i.e. that many hours of wall time divided by the
+    `threads` torch trains with), or both (whichever is reached first).
+    """
     if options["max_hours"] is not None or options["max_chars"] is not None:
         return budget_from(options["max_hours"], options["max_chars"])
-    chars = recipe(options["lang"], options["preset"]).get(BUDGET_KEY)
-    return budget_from(None, int(chars)) if chars else budget_from(DEFAULT_HOURS, None)
+    preset = recipe(options["lang"], options["preset"])
+    chars, cpu_hours = preset.get("max_chars"), preset.get("max_cpu_hours")
+    if not chars and not cpu_hours:
+        return budget_from(DEFAULT_HOURS, None)
+    return budget_from(float(cpu_hours) / threads if cpu_hours else None, int(chars) if chars else None)
 
 
 def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
     """Run `train-charlm`; yields the closing summary lines."""
     hyper = hyper_from(options)
-    budget = budget_of(options)
     if options["threads"]:
         torch.set_num_threads(options["threads"])
+    budget = budget_of(options, torch.get_num_threads())
     models_dir = Path(options["out_dir"]) if options["out_dir"] else charlm_dir()
     ranks = ranks_from_environment()  # one rank unless started by torchrun
     if ranks.device is not None and ranks.device.type == "cuda":

@@ -1,3 +1,3 @@
 """Raw text prepared once for the suite's pre-training (character LMs, fastText, ...): documents from
-the registry's raw-text sets or the user's files, NER dev/test sentences cut out, split into
+the registry's raw-text sets or the user's files, NER and PoS dev/test sentences cut out, split into
 train/valid/test and encoded into memory-mapped character arrays."""

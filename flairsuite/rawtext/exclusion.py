@@ -1,7 +1,7 @@
-"""Keep NER evaluation text out of LM training: find and cut held-out sentences inside raw documents.
+"""Keep evaluation text out of LM and word-vector training: find and cut held-out sentences inside raw documents.
 
 A held-out sentence is a dev or test sentence of at least `MIN_TOKENS` tokens of any registered
-NER dataset of the language that is present locally. Matching is exact on whitespace-normalised
+labeled dataset of the language (NER or PoS: `LABELED_TASKS`) that is present locally. Matching is exact on whitespace-normalised
 token sequences and runs over every token position of a document, not just whole lines. For a
 language written without spaces (the raw set's `segmentation: characters`, Chinese) the tokens are
 the characters: a held-out sentence of at least `MIN_CHARACTERS` characters is cut wherever its
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from flairsuite.corpora.labeled import read_split
 from flairsuite.corpora.registry import dataset, names
+from flairsuite.corpora.tasks import LABELED_TASKS
 
 log = logging.getLogger("flairsuite")
 
@@ -23,12 +24,12 @@ HELDOUT_SPLITS = ("dev", "test")
 
 
 def heldout_sentences(language: str, root: Path) -> tuple[list[tuple[str, ...]], list[Path]]:
-    """Token sequences (>= MIN_TOKENS) of every local NER dev/test split of `language`, and their files."""
+    """Token sequences (>= MIN_TOKENS) of every local NER or PoS dev/test split of `language`, and their files."""
     sentences: list[tuple[str, ...]] = []
     files: list[Path] = []
     for name in names():
         spec = dataset(name)
-        if spec.task != "ner" or spec.language != language:
+        if spec.task not in LABELED_TASKS or spec.language != language:
             continue
         for split in HELDOUT_SPLITS:
             path = spec.locate(spec.splits[split], root) if split in spec.splits else None
@@ -36,7 +37,7 @@ def heldout_sentences(language: str, root: Path) -> tuple[list[tuple[str, ...]],
                 continue
             files.append(path)
             sentences.extend(tuple(s.tokens) for s in read_split(spec, path).sentences if len(s.tokens) >= MIN_TOKENS)
-    log.info("%d held-out sentences from %d NER dev/test files", len(sentences), len(files))
+    log.info("%d held-out sentences from %d labeled dev/test files", len(sentences), len(files))
     return sentences, files
 
 

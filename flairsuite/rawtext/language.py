@@ -48,4 +48,4 @@ def describe(corpus: PreparedCorpus) -> Iterator[str]:
     """Report lines: where the prepared corpus is, its size, and each source's documents and removals."""
     yield f"prepared corpus: {corpus.path} ({corpus.meta['splits']['train']:,} training characters)"
     for source, stats in corpus.meta["sources"].items():
-        yield f"  {source}: {stats['documents']:,} documents, {stats['sentences_removed']} NER dev/test sentences removed"
+        yield f"  {source}: {stats['documents']:,} documents, {stats['sentences_removed']} labeled dev/test sentences removed"

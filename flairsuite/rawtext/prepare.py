@@ -1,7 +1,7 @@
 """Prepare raw text once for character-LM training (cached, deterministic).
 
 Documents are streamed from the language's raw-text sets (or `--corpus` files), every sentence of
-at least 5 tokens that occurs in a registered NER dev or test split of the language is cut out of
+at least 5 tokens that occurs in a registered NER or PoS dev or test split of the language is cut out of
 them, and each document goes to train, valid or test (1 % each, at most 2 M characters each,
 decided by a hash of its position). The character dictionary is built from the corpus; the
 rarest characters (together at most `unk_fraction` of all characters, the paper's 0.0001 %)

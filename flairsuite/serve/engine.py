@@ -17,6 +17,7 @@ from flair.data import Sentence
 
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.markup.spans import Span
+from flairsuite.models.card import model_segmentation
 from flairsuite.models.crf import Tagged
 from flairsuite.predict import FLAIR_BATCH_SIZE, char_spans, check_spans, fixed, flair_tags, load_tagger, predicts_spans, split
 
@@ -70,6 +71,7 @@ class TextTagger:
         self.batch_size = batch_size or FLAIR_BATCH_SIZE
         self.entity_fix = entity_fix
         self.spans = predicts_spans(self.model)
+        self.segmentation = model_segmentation(self.model)  # words, or characters for a Chinese tagger
 
     def raw_tags(self, sentences: list[Sentence]) -> Tagged:
         """The model's raw tags and confidences (fast path or plain Flair), after Entity-Fix when asked."""
@@ -81,7 +83,7 @@ class TextTagger:
     def tag(self, texts: Sequence[str]) -> list[Tagging]:
         """Every text's spans (sorted, at character offsets of the text) with its sentence and token counts."""
         views = [flair_view(text) for text in texts]
-        per_text = [split(view.text) for view in views]
+        per_text = [split(view.text, self.segmentation) for view in views]
         tagged = self.raw_tags([sentence for found in per_text for sentence in found])
         results, position = [], 0
         for view, found in zip(views, per_text):
