@@ -40,6 +40,15 @@ def test_the_model_labels_tokens_by_maximum_matching():
     # row 0: 5 6 7 (entry 2, the longest at 5) then 8 (none) then 9 (entry 3) then 5 6 (entry 1)
     assert model.entity_index(ids).tolist() == [[0, 2, 2, 2, 0, 3, 1, 1, 0], [0, 4, 4, 0, 3, 3, 0, 0, 0]]
     assert tiny(min_length=2).entity_index(torch.tensor([[9, 5, 6]])).tolist() == [[0, 1, 1]]  # one-token entries need length 1
+    # with WordPiece continuations (ids 6 and 8 as "##" pieces): matches cover whole words only
+    pieces = tiny()
+    pieces.set_continuation([6, 8])
+    # 5 ##6 is a word (entry 1); 5 ##6 7 would end inside "7 ##8", so entry 2 is out; 7 ##8 (entry 4); 9 (entry 3)
+    assert pieces.entity_index(torch.tensor([[1, 5, 6, 7, 8, 9]])).tolist() == [[0, 1, 1, 4, 4, 3]]
+    # 9 at a word's start but the word goes on (9 ##8): no match; "7" of "7 ##8" is no entry alone
+    assert pieces.entity_index(torch.tensor([[9, 8, 7, 8, 2]])).tolist() == [[0, 0, 4, 4, 0]]
+    # an entry never starts on a continuation piece: "##6 7" is not "5 6 7"
+    assert pieces.entity_index(torch.tensor([[3, 6, 7, 8]])).tolist() == [[0, 0, 4, 4]]
 
 
 def test_keys_and_values_of_entity_tokens_mix_in_the_entity_and_others_are_untouched():

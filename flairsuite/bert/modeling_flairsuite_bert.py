@@ -425,17 +425,23 @@ class FlairsuiteBertModel(FlairsuiteBertPreTrainedModel):
         return self._entity_trie
 
     def entity_index(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """(B, n) the entry matched over every token (index + 1; 0: none), by maximum matching (Algorithm 1) per row."""
+        """(B, n) the entry matched over every token (index + 1; 0: none), by maximum matching (Algorithm 1) per row.
+
+        A match covers whole words: it starts at a word start and ends before one (or at the row's end), so
+        the entry `Berlin` does not match the first piece of `Berlin ##er`. Character lexicons (one token per
+        character, no `##` pieces) match anywhere, as the paper's Algorithm 1.
+        """
         trie, rows = self.entity_trie(), input_ids.tolist()
+        continued = self.continuation[input_ids.clamp(0, self.continuation.numel() - 1)].tolist()
         index = torch.zeros(input_ids.shape, dtype=torch.long)
         for row, ids in enumerate(rows):
-            start = 0
+            inside, start = continued[row], 0
             while start < len(ids):
                 node, found, end = trie, None, start
-                while end < len(ids) and ids[end] in node:
+                while not inside[start] and end < len(ids) and ids[end] in node:
                     node = node[ids[end]]
                     end += 1
-                    if -1 in node:
+                    if -1 in node and (end == len(ids) or not inside[end]):
                         found = (end, node[-1])
                 if found is None:
                     start += 1
