@@ -126,6 +126,11 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
     "(I-X after no B-X or I-X) per 1,000 tokens, as the runs recorded them (test_lengths), for older runs from their predictions.tsv "
     "(raw tags; git-ignored, so the runs trained here).",
 )
+@click.option(
+    "--cost", is_flag=True,
+    help="Also a table per experiment of what the runs cost: hours a run, CPU-hours (wall x threads, runs since 2026-11-27), "
+    "peak RSS and RssAnon.",
+)
 @click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
 @click.option(
     "--curve", type=click.Choice(["train-fraction", "lm-chars", "epochs"]), default=None,
@@ -149,7 +154,7 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 )
 def results(
     directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, artifacts: bool, by_length: bool,
-    table8: bool, table3: bool, table6: bool, table9: bool, plot: Optional[str], curve: Optional[str], ablation_file: Optional[str],
+    cost: bool, table8: bool, table3: bool, table6: bool, table9: bool, plot: Optional[str], curve: Optional[str], ablation_file: Optional[str],
 ) -> None:
     """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
 
@@ -161,6 +166,7 @@ def results(
       flairsuite results results/sturm-table3 --per-type
       flairsuite results results/ablation-lm-de --split dev --artifacts
       flairsuite results results/table8-de --by-length        # where Map loses LER's long entities
+      flairsuite results results/stacks-de --cost             # hours, CPU-hours and peak memory a run
       flairsuite results --experiment sturm-table3 --format latex --plot=table3.png
     """
     from pathlib import Path
@@ -212,6 +218,10 @@ def results(
 
         files = artifact_report(frame, fmt)
         click.echo("\n\n" + files if files else "(the runs recorded no embedding files: they predate the record)")
+    if cost:
+        from flairsuite.results.costs import cost_report
+
+        click.echo("\n\n" + cost_report(frame, fmt))
     if lengths is not None:
         click.echo("\n\n" + lengths)
     if plot is not None:

@@ -197,7 +197,7 @@ def variant_metrics_file(run_dir: Path, fix: bool) -> Path:
 def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
     """One row per run: the run's keys, `<split>_<score>` (`score`: the task's main one; NaN where the task has no such score),
     `flair_<split>_f1` (NaN for PoS), epochs, the training history, seconds, peak memory (MiB; NaN for runs from before it was
-    recorded), path."""
+    recorded), torch threads (NaN before they were recorded), path."""
     rows = []
     for run in runs:
         m = run.metrics
@@ -216,7 +216,7 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
         row["test_lengths"] = m.get("test_lengths")  # NER runs since 2026-11-26: gold and found entities by length (results/lengths.py)
         memory = m.get("memory") or {}
         row.update(epochs=m["epochs"], seconds=m["seconds"], peak_rss_anon_mb=memory.get("peak_rss_anon_mb"), peak_rss_mb=memory.get("peak_rss_mb"),
-                   path=str(run.path))
+                   threads=m.get("threads", float("nan")), path=str(run.path))  # threads: torch's, recorded since 2026-11-27
         rows.append(row)
     return pd.DataFrame(rows)
 

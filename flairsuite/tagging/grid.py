@@ -192,6 +192,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
         "best_epoch": progress.best_epoch,
         "history": progress.history,
         "seconds": round(time.perf_counter() - started + progress.resumed_at, 1),  # with the training of earlier processes
+        "threads": torch.get_num_threads(),  # CPU-hours = seconds x threads (results --cost)
         "memory": peak.record(),
         "fingerprint": run_digest,
         **({"corpus_folder": run.corpus.own.folder} if run.corpus.own is not None else {}),
