@@ -4,7 +4,8 @@ Covers: the spec grammar and its one-line errors; the cache key (config, weights
 train-bert's own files); Flair's vectors equal a direct call of the model on the same sub-tokens
 (first-subtoken and mean pooling, layer choice); no network; the switch to fine-tuning. Then
 `flairsuite tag` on a fake Sturm with `fine_tune: [false, true]` and every head (Entity-Fix too):
-only the BERT trains, the char-LM stays cached; exact resume of a fine-tuned run; the saved taggers
+only the BERT trains, the char-LM stays cached; exact resume of a fine-tuned run (also after a real SIGKILL of
+`flairsuite tag`); the saved taggers
 load in fresh processes (plain Flair without flairsuite for the absolute BERT, after
 `import flairsuite.bert` for relative/WWA ones) and run in `flairsuite predict`.
 """
@@ -403,3 +404,40 @@ def test_resumed_fine_tuning_equals_uninterrupted(tagged, tmp_path: Path, monkey
     expected, found = whole.state_dict(), resumed.state_dict()
     assert [key for key in expected if not torch.equal(expected[key], found[key])] == []
     assert any(not torch.equal(value, first.state_dict()[key]) for key, value in expected.items() if key.startswith("embeddings.model."))
+
+
+def test_sigkill_of_a_fine_tuning_tag_process_then_tag_again_gives_the_uninterrupted_run(home: Path, tmp_path: Path) -> None:
+    """A real kill (SIGKILL of `flairsuite tag` after an epoch checkpoint), then the same command: the run's history,
+    scores and saved weights equal those of a run never interrupted."""
+    import signal
+    import time
+
+    corpora = write_sturm(tmp_path / "corpora")
+    lines = ["name: killed", "corpora: [sturm]", "embeddings: {rel: [bert:rel]}", "taggers: [map-crf]", "seeds: [3]", "fine_tune: true",
+             "fine_tune_train: {max_epochs: 30, epoch_samples: 12, mini_batch_size: 4}"]
+    path = write_file(tmp_path / "killed.yaml", "\n".join(lines) + "\n")
+    homes = {}
+    for name in ("whole", "killed"):
+        homes[name] = tmp_path / name
+        shutil.copytree(home, homes[name])
+    command = [sys.executable, "-m", "flairsuite", "tag", str(path), "--threads", "1", "--corpora-dir", str(corpora)]
+    env = {**os.environ, "FLAIRSUITE_HOME": str(homes["killed"])}
+    run_dir = homes["killed"] / "results" / "killed" / "sturm" / "rel" / "ft" / "map-crf" / "seed-3"
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not (run_dir / "checkpoint.pt").exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL, "the run ended before its first epoch checkpoint could be seen"
+    assert (run_dir / "checkpoint.pt").exists() and not (run_dir / "metrics.json").exists()
+    epochs_done = torch.load(run_dir / "checkpoint.pt", weights_only=False)["progress"].epoch
+    assert 1 <= epochs_done < 30
+    for name in ("killed", "whole"):
+        done = subprocess.run(command, env={**os.environ, "FLAIRSUITE_HOME": str(homes[name])}, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+    found = [json.loads((homes[name] / run_dir.relative_to(homes["killed"]) / "metrics.json").read_text()) for name in ("whole", "killed")]
+    assert found[0]["history"] == found[1]["history"] and len(found[0]["history"]) == 30
+    assert (found[0]["dev"], found[0]["test"]) == (found[1]["dev"], found[1]["test"])
+    weights = [SequenceTagger.load(homes[name] / run_dir.relative_to(homes["killed"]) / "model.pt").state_dict() for name in ("whole", "killed")]
+    assert [key for key in weights[0] if not torch.equal(weights[0][key], weights[1][key])] == []
+    assert not (run_dir / "checkpoint.pt").exists()
