@@ -4,8 +4,9 @@ Rows are tagger x Entity-Fix, columns the four tasks the suite can run here (H. 
 coarse, LER fine; GermEval's train split is not available offline), then their average, then the
 paper's values for the same columns and their average. Cells are test E-F1 in percent, mean ± std
 over seeds (n). The paper fine-tunes a whole small BERT; its DFT (a softmax layer), LCRF and
-LCRFNER correspond to the suite's `map`, `map-crf` and `lcrf-ner`, its CSE to `cse`, each here
-on frozen character-LM embeddings; `bilstm-*` have no counterpart in the paper.
+LCRFNER correspond to the suite's `map`, `map-crf` and `lcrf-ner`, its CSE to `cse`, on whatever stack
+the experiment gives them (table8-de: frozen character LMs and fastText; table8-bert-de: a fine-tuned
+suite BERT); `bilstm-*` have no counterpart in the paper. What the runs cost: `results --cost`.
 """
 
 from typing import Optional
