@@ -130,6 +130,17 @@ def test_list_names_the_reference_tables_per_language(tmp_path, sturm, monkeypat
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[-5:] == [
         "  da: none yet", "  de: t8 (arendt sturm)", "  en: en-t3 (wnut17)", "  own: mine (letters)", "  zh: none yet"]
+    # experiment files of a language without runs are named; one with runs, one on no registered corpus and a broken one are not
+    write_file(home / "experiments" / "en-t3.yaml", "name: en-t3\ncorpora: [wnut17]\n")
+    write_file(home / "experiments" / "da.yaml", "name: da-ner\ncorpora: [{name: danish-ner, dev_fraction: 0.1}]\n")
+    write_file(home / "experiments" / "en-pos.yaml", "name: en-pos\ncorpora: [ud-en-ewt, {path: data/mine}]\n")
+    write_file(home / "experiments" / "mine.yaml", "name: mine\ncorpora: [{path: data/letters}]\n")
+    write_file(home / "experiments" / "broken.yaml", "name: [unclosed\n")
+    result = run("corpora", "list", "--corpora-dir", str(sturm("A O\n")))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-5:] == [
+        "  da: none yet; not run yet: experiments/da.yaml", "  de: t8 (arendt sturm)", "  en: en-t3 (wnut17); not run yet: experiments/en-pos.yaml",
+        "  own: mine (letters)", "  zh: none yet"]
 
 
 @pytest.mark.parametrize(

@@ -29,14 +29,14 @@ def corpora_list(corpora_dir: Optional[str]) -> None:
     """
     from flairsuite.corpora.overview import registry_table
     from flairsuite.paths import corpora_dir as resolve
-    from flairsuite.paths import results_dir
+    from flairsuite.paths import home, results_dir
     from flairsuite.results.inventory import inventory_lines
 
     root = resolve(corpora_dir)
     click.echo(f"corpora directory: {root.resolve()}")
     table = registry_table(root)
     click.echo(table.to_string(index=False))
-    click.echo("\n".join(inventory_lines(results_dir(), sorted(set(table["lang"])))))
+    click.echo("\n".join(inventory_lines(results_dir(), sorted(set(table["lang"])), home() / "experiments")))
 
 
 OWN_KEYS = ("sep", "text", "label", "scheme", "dev_fraction")  # corpus-folder options, beside --format

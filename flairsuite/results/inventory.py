@@ -1,11 +1,16 @@
 """Which reference tables exist: the experiments under a results folder, per language and corpus.
 
 Read from the `metrics.json` files' `experiment` and `corpus` keys only (a file it cannot read is
-left out: a listing never fails on one broken run); `flairsuite corpora list` prints it.
+left out: a listing never fails on one broken run); `flairsuite corpora list` prints it, with the
+experiment files (`experiments/*.yaml`, their `name` and registered `corpora`) of each language that
+have no runs yet.
 """
 
 import json
 from pathlib import Path
+from typing import Optional
+
+import yaml
 
 from flairsuite.corpora.registry import dataset, names
 
@@ -27,12 +32,31 @@ def experiments_by_language(results: Path) -> dict[str, dict[str, list[str]]]:
     return {language: {name: sorted(corpora) for name, corpora in sorted(experiments.items())} for language, experiments in sorted(found.items())}
 
 
-def inventory_lines(results: Path, languages: list[str]) -> list[str]:
-    """`corpora list`'s closing lines: per language, the experiments with runs and their corpora."""
+def experiment_files_by_language(folder: Path) -> dict[str, dict[str, Path]]:
+    """language -> experiment name -> its file, for the experiment files in `folder` (unreadable ones left out)."""
+    known, found = set(names()), {}
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            name, corpora = str(data["name"]), list(data["corpora"])
+        except (OSError, ValueError, yaml.YAMLError, KeyError, TypeError):
+            continue
+        for entry in corpora:
+            corpus = entry.get("name") if isinstance(entry, dict) else entry
+            if isinstance(corpus, str) and corpus in known:
+                found.setdefault(dataset(corpus).language, {})[name] = path
+    return found
+
+
+def inventory_lines(results: Path, languages: list[str], experiments: Optional[Path] = None) -> list[str]:
+    """`corpora list`'s closing lines: per language, the experiments with runs and their corpora, then the experiment
+    files in `experiments` (a folder) of that language without runs."""
     found = experiments_by_language(results)
+    files = experiment_files_by_language(experiments) if experiments is not None else {}
     lines = [f"reference tables in {results} (print one with `flairsuite results {results.name}/NAME`):"]
     for language in sorted(set(languages) | set(found)):
-        experiments = found.get(language, {})
-        listed = ", ".join(f"{name} ({' '.join(corpora)})" for name, corpora in experiments.items())
-        lines.append(f"  {language}: {listed or 'none yet'}")
+        run = found.get(language, {})
+        listed = ", ".join(f"{name} ({' '.join(corpora)})" for name, corpora in run.items())
+        waiting = sorted(f"{experiments.name}/{path.name}" for name, path in files.get(language, {}).items() if name not in run) if experiments else []
+        lines.append(f"  {language}: {listed or 'none yet'}" + (f"; not run yet: {', '.join(waiting)}" if waiting else ""))
     return lines
