@@ -11,6 +11,7 @@ tiny labeled set; `discover-words` and `match-lexicon` from the command line; a 
 import json
 import math
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.lexicon.coverage import split_coverage
 from flairsuite.lexicon.daluke import BulkDaluke, automaton_matches, build_automaton, entry_keys
-from flairsuite.lexicon.discover import DiscoverySettings, discover
+from flairsuite.lexicon.discover import SETTINGS, DiscoverySettings, discover
 from flairsuite.lexicon.greedy import greedy_picks
 from flairsuite.lexicon.hashing import char_codes, token_bounds
 from flairsuite.lexicon.match import BulkMaximum, LexiconMatcher, Match, position_tags, token_matches
@@ -83,6 +84,22 @@ def test_punctuation_is_a_boundary_common_words_go_and_the_top_share_is_kept():
     assert "A B" not in set(common["entry"])  # in 3 of 4 documents
     half = discover(text, DiscoverySettings(shortest=2, longest=2, min_count=1, common_share=1.0, keep=0.5), " ", progress=False)
     assert list(half["entry"]) == list(everything["entry"])[: round(len(everything) / 2)]
+
+
+def test_keeping_by_length_keeps_the_top_share_of_each_length():
+    text = unit_text([["x", "y", "z", "."], ["x", "y", "q"], ["p", "y", "z"], ["a", "b", "x", "y"], ["z", "q", "p"]])
+    every = DiscoverySettings(shortest=1, longest=2, min_count=1, common_share=1.0, keep=1.0)
+    ranked = discover(text, every, " ", progress=False)
+    lengths = ranked["entry"].str.count(" ") + 1
+    # one ranking: single words (MI 0) fall behind the pairs; by length: half of each
+    overall = discover(text, replace(every, keep=0.5), " ", progress=False)
+    assert list(overall["entry"]) == list(ranked["entry"])[: round(len(ranked) / 2)]
+    by_length = discover(text, replace(every, keep=0.5, keep_by="length"), " ", progress=False)
+    expected = [entry for n in (1, 2) for entry in list(ranked.loc[lengths == n, "entry"])[: round((lengths == n).sum() / 2)]]
+    assert sorted(by_length["entry"]) == sorted(expected)
+    assert list(by_length["score"]) == sorted(by_length["score"], reverse=True)  # one table, best first
+    assert (overall["entry"].str.count(" ") == 0).sum() < (by_length["entry"].str.count(" ") == 0).sum()
+    assert SETTINGS["words"].keep_by == "length" and SETTINGS["characters"].keep_by == "all"  # the paper's rule for Chinese
 
 
 # --- matching ---------------------------------------------------------------------------------

@@ -23,6 +23,11 @@ from flairsuite.cli.group import cli, corpora_dir_option
     help="An n-gram in more documents than this share is a common word, removed [default: 0.01].",
 )
 @click.option("--keep", type=click.FloatRange(min=0, max=1, min_open=True), default=None, help="Share kept, best score first [default: 0.5, the paper's].")
+@click.option(
+    "--keep-by", type=click.Choice(["all", "length"]), default=None,
+    help="Keep the top share of all candidates (the paper's) or of each length [default: all for characters, length for words: "
+    "a single word has no MI term, so one ranking keeps few].",
+)
 @click.option("--force", is_flag=True, help="Replace an existing lexicon file.")
 @corpora_dir_option
 def discover_words(**options: Any) -> None:

@@ -59,7 +59,7 @@ def raw_source_files(language: str, root: Path) -> dict[Path, str]:
 
 def settings_from(options: dict[str, Any], units: str) -> DiscoverySettings:
     base = SETTINGS[units]
-    chosen = {key: options[key] for key in ("shortest", "longest", "min_count", "common_share", "keep") if options.get(key) is not None}
+    chosen = {key: options[key] for key in ("shortest", "longest", "min_count", "common_share", "keep", "keep_by") if options.get(key) is not None}
     settings = DiscoverySettings(**{**base.__dict__, **chosen})
     if settings.shortest > settings.longest:
         raise FlairsuiteError(f"--shortest {settings.shortest} is above --longest {settings.longest}")
@@ -84,7 +84,8 @@ def discover_command(options: dict[str, Any], root: Path, out: Path) -> Iterator
     write_lexicon(out, table, units, language)
     seconds = time.perf_counter() - started
     yield (f"{out}: {len(table):,} entries ({units}, {settings.shortest}-{settings.longest} units, count >= {settings.min_count}, "
-           f"in at most {settings.common_share:.0%} of the documents, top {settings.keep:.0%} by MI + left + right entropy) "
+           f"in at most {settings.common_share:.0%} of the documents, top {settings.keep:.0%}{' of each length' if settings.keep_by == 'length' else ''} "
+           f"by MI + left + right entropy) "
            f"from {text.size:,} units in {text.document_count:,} documents, {seconds:.0f} s")
     lexicon = read_lexicon(out)
     yield from coverage_lines(language_coverage(lexicon, LexiconMatcher(lexicon), language, root))

@@ -10,7 +10,12 @@ For an n-gram w seen `count(w)` times among the N word units of the text, p(w) =
   a document start or end, or a punctuation mark, counts as one boundary unit.
 - score(w) = MI + EL + ER, as the paper adds the three.
 
-As the paper, common words are removed and the top 50 % of the rest by score kept. The paper's
+As the paper, common words are removed and the top 50 % of the rest by score kept: of all candidates
+for characters (the paper's Chinese), of each length for words (`keep_by: length`), since a single word's
+score lacks the MI term its n-grams add, so one ranking of all lengths keeps few single words. Measured on
+`raw-de` (2026-11-27, 205,848 entries either way): one ranking kept 17,896 of 78,246 single words, per
+length 39,123; gold entity mentions covered Sturm 13.2 % -> 26.3 %, H. Arendt 19.9 % -> 27.3 %, LER
+7.5 % -> 12.0 % of train, and the matches' hit precision rose (Sturm 1.4 % -> 3.0 %). The paper's
 common words come from an open-domain dictionary (Jieba's); here from the same corpus: an n-gram
 found in more than `common_share` of the documents is a common word, not a document-specific one.
 Candidates occur at least `min_count` times (the paper gives no floor; below 5 counts the
@@ -37,9 +42,11 @@ class DiscoverySettings:
     min_count: int = 5
     common_share: float = 0.01  # an n-gram in more documents than this share is a common word
     keep: float = 0.5  # the top share by score that is kept (the paper: 50 %)
+    keep_by: str = "all"  # "all": one ranking of every candidate; "length": the top share of each length (module docstring)
 
 
-SETTINGS = {"characters": DiscoverySettings(shortest=2, longest=6), "words": DiscoverySettings(shortest=1, longest=3)}
+KEEP_BY = ("all", "length")
+SETTINGS = {"characters": DiscoverySettings(shortest=2, longest=6), "words": DiscoverySettings(shortest=1, longest=3, keep_by="length")}
 
 
 def mutual_information(text: UnitText, found: list[NgramLevel], n: int, ids: np.ndarray) -> np.ndarray:
@@ -58,7 +65,8 @@ def mutual_information(text: UnitText, found: list[NgramLevel], n: int, ids: np.
 
 
 def discover(text: UnitText, settings: DiscoverySettings, joiner: str, progress: bool = True) -> pd.DataFrame:
-    """The lexicon of `text`: candidates of `settings.shortest`..`longest` units, common words out, the top `keep` share by score.
+    """The lexicon of `text`: candidates of `settings.shortest`..`longest` units, common words out, the top `keep` share by score
+    (of all candidates, or of each length: `keep_by`).
 
     Rows sorted by score (highest first); `entry` is the units joined by `joiner` ("" for characters, " " for words).
     """
@@ -75,12 +83,16 @@ def discover(text: UnitText, settings: DiscoverySettings, joiner: str, progress:
         mi = mutual_information(text, found, n, ids)
         left, right = neighbour_entropy(text, level, -1)[ids], neighbour_entropy(text, level, +1)[ids]
         frames.append(pd.DataFrame({
+            "units": n,
             "entry": [joiner.join(units) for units in ngram_units(text, level, ids)],
             "frequency": level.counts[ids], "documents": spread, "mi": mi, "left_entropy": left, "right_entropy": right,
             "score": mi + left + right,
         }))
     if not frames:
         return pd.DataFrame(columns=list(COLUMNS))
-    candidates = pd.concat(frames, ignore_index=True).sort_values(["score", "frequency", "entry"], ascending=[False, False, True], kind="stable")
-    kept = int(round(len(candidates) * settings.keep))
-    return candidates.head(kept).reset_index(drop=True)[list(COLUMNS)]
+    order = {"by": ["score", "frequency", "entry"], "ascending": [False, False, True], "kind": "stable"}
+    if settings.keep_by == "length":
+        kept = [frame.sort_values(**order).head(int(round(len(frame) * settings.keep))) for frame in frames]
+        return pd.concat(kept, ignore_index=True).sort_values(**order).reset_index(drop=True)[list(COLUMNS)]
+    candidates = pd.concat(frames, ignore_index=True).sort_values(**order)
+    return candidates.head(int(round(len(candidates) * settings.keep))).reset_index(drop=True)[list(COLUMNS)]
