@@ -59,6 +59,7 @@ class StreamProgress:
     epoch: int = 0
     offset: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process's CPU time in training (all its threads; rank 0's), summed over resumes
     best_valid_loss: float = math.inf
     history: list[dict[str, float]] = field(default_factory=list)
 
@@ -70,14 +71,22 @@ class StreamProgress:
 
 @dataclass(frozen=True)
 class Budget:
-    """When a stream run stops: after `max_hours` of training time or `max_units` units seen (whichever first)."""
+    """When a stream run stops: after `max_hours` of training time, `max_cpu_hours` of CPU time (wall time x busy
+    threads, so the same work whatever else runs on the machine) or `max_units` units seen, whichever first."""
 
     max_hours: Optional[float] = None
     max_units: Optional[int] = None
+    max_cpu_hours: Optional[float] = None
+
+    @property
+    def timed(self) -> bool:
+        """Whether a clock decides (rank 0's, for every rank)."""
+        return self.max_hours is not None or self.max_cpu_hours is not None
 
     def spent(self, progress: StreamProgress) -> bool:
         over_time = self.max_hours is not None and progress.seconds >= self.max_hours * 3600
-        return over_time or (self.max_units is not None and progress.units >= self.max_units)
+        over_cpu = self.max_cpu_hours is not None and progress.cpu_seconds >= self.max_cpu_hours * 3600
+        return over_time or over_cpu or (self.max_units is not None and progress.units >= self.max_units)
 
 
 class TrainingLoop(ABC, Generic[ProgressT]):
@@ -271,8 +280,9 @@ class StreamTraining(TrainingLoop[StreamProgressT]):
         return self.run()
 
     def clock(self) -> float:
-        """Set `progress.seconds` to the training time now; that time."""
+        """Set `progress.seconds` (and `cpu_seconds`) to the training time now; that time."""
         self.progress.seconds = time.perf_counter() - self._started
+        self.progress.cpu_seconds = time.process_time() - self._cpu_started
         return self.progress.seconds
 
     def begin(self) -> None:
@@ -284,13 +294,14 @@ class StreamTraining(TrainingLoop[StreamProgressT]):
             total=self.budget.max_units, initial=self.progress.units, unit=self.unit, unit_scale=True, desc=self.desc, disable=not self.ranks.main
         )
         self._started = time.perf_counter() - self.progress.seconds
+        self._cpu_started = time.process_time() - self.progress.cpu_seconds
 
     def spent(self) -> bool:
         """Whether the budget is spent, once per step; a time budget is judged by rank 0's clock for all ranks."""
         units = self.progress.units
         if self._spent[0] != units:
             spent = self.budget.spent(self.progress)
-            self._spent = (units, self.ranks.agree(spent) if self.budget.max_hours is not None else spent)
+            self._spent = (units, self.ranks.agree(spent) if self.budget.timed else spent)
         return self._spent[1]
 
     def done(self) -> bool:

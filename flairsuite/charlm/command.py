@@ -32,12 +32,12 @@ def hyper_from(options: dict[str, Any]) -> Hyper:
     return Hyper(**{**preset, **overrides})
 
 
-def budget_of(options: dict[str, Any], threads: int = 1) -> Budget:
+def budget_of(options: dict[str, Any]) -> Budget:
     """--max-hours and --max-chars as given; neither: the preset's budget, else one hour.
 
     A preset's budget is `max_chars` (German `cpu`: the released pair's characters), `max_cpu_hours`
-    (en, da, zh `cpu`: one CPU-hour a direction, i.e. that many hours of wall time divided by the
-    `threads` torch trains with), or both (whichever is reached first).
+    (en, da, zh `cpu`: one CPU-hour a direction: the process's CPU time in training, all its threads,
+    so the same work whether the machine is quiet or busy), or both (whichever is reached first).
     """
     if options["max_hours"] is not None or options["max_chars"] is not None:
         return budget_from(options["max_hours"], options["max_chars"])
@@ -45,7 +45,7 @@ def budget_of(options: dict[str, Any], threads: int = 1) -> Budget:
     chars, cpu_hours = preset.get("max_chars"), preset.get("max_cpu_hours")
     if not chars and not cpu_hours:
         return budget_from(DEFAULT_HOURS, None)
-    return budget_from(float(cpu_hours) / threads if cpu_hours else None, int(chars) if chars else None)
+    return budget_from(None, int(chars) if chars else None, float(cpu_hours) if cpu_hours else None)
 
 
 def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
@@ -53,7 +53,7 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
     hyper = hyper_from(options)
     if options["threads"]:
         torch.set_num_threads(options["threads"])
-    budget = budget_of(options, torch.get_num_threads())
+    budget = budget_of(options)
     models_dir = Path(options["out_dir"]) if options["out_dir"] else charlm_dir()
     ranks = ranks_from_environment()  # one rank unless started by torchrun
     if ranks.device is not None and ranks.device.type == "cuda":

@@ -120,6 +120,7 @@ def trained_direction(
         "steps": progress.steps_done,
         "epochs": round(progress.epoch + progress.offset / trainer.train_batches.stream_length, 3),
         "hours": round(progress.seconds / 3600, 3),
+        "cpu_hours": round(progress.cpu_seconds / 3600, 5),  # this process's (rank 0's) CPU time in training, all threads
         "chars_per_second": round(progress.chars / max(progress.seconds, 1e-9)),
         "valid_ppl": round(math.exp(progress.best_valid_loss), 4),
         "test_ppl": round(math.exp(test_loss), 4),
@@ -138,10 +139,10 @@ def trained_direction(
     return summary
 
 
-def budget_from(max_hours: Optional[float], max_chars: Optional[int]) -> Budget:
+def budget_from(max_hours: Optional[float], max_chars: Optional[int], max_cpu_hours: Optional[float] = None) -> Budget:
     """A budget; at least one limit must be given."""
-    if max_hours is None and max_chars is None:
+    if max_hours is None and max_chars is None and max_cpu_hours is None:
         raise FlairsuiteError("give a budget: --max-hours or --max-chars")
-    if (max_hours is not None and max_hours <= 0) or (max_chars is not None and max_chars <= 0):
+    if any(value is not None and value <= 0 for value in (max_hours, max_chars, max_cpu_hours)):
         raise FlairsuiteError("--max-hours and --max-chars must be positive")
-    return Budget(max_hours, max_chars)
+    return Budget(max_hours, max_chars, max_cpu_hours)

@@ -240,6 +240,7 @@ class CharLMTrainer(StreamTraining[LMProgress]):
             steps_done=int(summary["steps"]),
             chars=chars,
             seconds=float(summary["hours"]) * 3600,
+            cpu_seconds=float(summary.get("cpu_hours") or 0.0) * 3600,  # models from before 2026-11-27 recorded none
             best_valid_loss=math.log(float(summary["valid_ppl"])),
             history=list(history),
         )
