@@ -17,6 +17,7 @@ from flair.embeddings import OneHotEmbeddings
 from flair.models import SequenceTagger
 from flair.splitter import SegtokSentenceSplitter
 
+from flairsuite.corpora.registry import dataset
 from flairsuite.inference.segmentation import split_text
 from flairsuite.models.card import model_segmentation, record_segmentation
 from flairsuite.models.registry import build_tagger
@@ -37,6 +38,9 @@ def test_characters_are_tokens_at_their_offsets_and_sentences_end_at_chinese_pun
     german = "Am Montag kam Anna nach Berlin. Otto blieb in Wien."
     assert [s.to_tokenized_string() for s in split_text(german)] == [s.to_tokenized_string() for s in SegtokSentenceSplitter().split(german)]
     assert split_text("  \n\n ", "characters") == []
+    # the corpus decides, not the language: CLUENER was read one token per character, UD Chinese GSDSimp as words
+    assert dataset("cluener").segmentation == "characters" and dataset("ud-zh-gsdsimp").segmentation == "words"
+    assert dataset("sturm").segmentation == "words"
 
 
 def test_the_card_survives_plain_flair_save_and_load_and_a_model_without_one_splits_words(tmp_path: Path) -> None:

@@ -39,8 +39,8 @@ def budget_of(options: dict[str, Any]) -> Budget:
     (en, da, zh `cpu`: one CPU-hour a direction: the process's CPU time in training, all its threads,
     so the same work whether the machine is quiet or busy), or both (whichever is reached first).
     """
-    if options["max_hours"] is not None or options["max_chars"] is not None:
-        return budget_from(options["max_hours"], options["max_chars"])
+    if any(options.get(key) is not None for key in ("max_hours", "max_chars", "max_cpu_hours")):
+        return budget_from(options["max_hours"], options["max_chars"], options.get("max_cpu_hours"))
     preset = recipe(options["lang"], options["preset"])
     chars, cpu_hours = preset.get("max_chars"), preset.get("max_cpu_hours")
     if not chars and not cpu_hours:

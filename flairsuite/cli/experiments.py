@@ -128,8 +128,8 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 )
 @click.option(
     "--cost", is_flag=True,
-    help="Also a table per experiment of what the runs cost: hours a run, CPU-hours (wall x threads, runs since 2026-11-27), "
-    "peak RSS and RssAnon.",
+    help="Also a table per experiment of what the runs cost: hours a run, CPU-hours (wall x threads, runs since 2026-11-27; "
+    "an upper bound where runs shared the cores), peak RSS and RssAnon.",
 )
 @click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
 @click.option(

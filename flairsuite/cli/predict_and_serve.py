@@ -29,7 +29,8 @@ from flairsuite.cli.group import cli
 def predict(
     model: str, file: str, fmt: str, markup_map: Optional[str], out: Optional[str], batch_size: Optional[int], fast: bool, entity_fix: bool
 ) -> None:
-    """Tag the raw text FILE (UTF-8) with MODEL, any saved suite tagger (cse included); sentences and tokens as Flair splits them.
+    """Tag the raw text FILE (UTF-8) with MODEL, any saved suite tagger (cse included); sentences and tokens as Flair splits them
+    (one token per character for a tagger trained on a corpus read so, e.g. CLUENER).
 
     Tags are the decoder's raw per-token tags (with --entity-fix: after that rule); JSON spans are those Flair's predict would attach,
     with token indices (end exclusive), character offsets in FILE and confidences.

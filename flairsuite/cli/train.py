@@ -16,7 +16,7 @@ from flairsuite.cli.group import cli, corpora_dir_option
 )
 @click.option(
     "--preset", default="cpu", show_default=True,
-    help="Recipe preset: cpu (2 cores, 82 M characters, ~1.5 h a direction) or paper (Akbik et al. 2018).",
+    help="Recipe preset: cpu (2 cores; de: 82 M characters, ~1.5 h a direction; en, da, zh: one CPU-hour a direction) or paper (Akbik et al. 2018).",
 )
 @click.option("--hidden-size", type=int, help="LSTM hidden size.")
 @click.option("--nlayers", type=int, help="LSTM layers.")
@@ -33,8 +33,15 @@ from flairsuite.cli.group import cli, corpora_dir_option
 @click.option("--validate-chars", type=int, help="Training characters between validation points (annealing, best model).")
 @click.option("--checkpoint-minutes", type=float, help="Minutes between checkpoints.")
 @click.option("--valid-chars", type=int, help="Characters of valid (and test) used for perplexity.")
-@click.option("--max-hours", type=float, default=None, help="Training time per direction [default: the preset's budget: cpu 82 M characters, paper 1 h].")
-@click.option("--max-chars", type=int, default=None, help="Characters to train on per direction.")
+@click.option(
+    "--max-hours", type=float, default=None,
+    help="Training time per direction [default: the preset's budget: cpu de 82 M characters, en/da/zh one CPU-hour; paper 1 h].",
+)
+@click.option("--max-chars", type=int, default=None, help="Characters to train on per direction (a total: a resumed model's count it).")
+@click.option(
+    "--max-cpu-hours", type=float, default=None,
+    help="CPU time per direction: the process's, all its threads (a total, as --max-chars); whatever comes first of the limits given.",
+)
 @click.option("--heldout-fraction", type=float, default=0.01, show_default=True, help="Share of documents for valid and for test.")
 @click.option("--unk-fraction", type=float, default=1e-6, show_default=True, help="The rarest characters, up to this share of all, become <unk>.")
 @click.option("--name", default=None, help="Model folder prefix [default: LANG]: models go to charlm/NAME-forward, charlm/NAME-backward.")

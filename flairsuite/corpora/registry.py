@@ -72,7 +72,7 @@ class DatasetSpec:
     fetch: Optional[str] = None
     homepage: Optional[str] = None
     unlabeled_test: Optional[str] = None
-    segmentation: str = "words"  # raw text: words (split at spaces), or characters (one token per character: Chinese)
+    segmentation: str = "words"  # words, or characters (one token per character: Chinese raw text, CLUENER)
     # own corpora (flairsuite/corpora/own.py) only:
     dev_fraction: Optional[float] = None  # dev is this fixed, seeded share of train (labeled.py)
     checksums: dict[str, str] = field(default_factory=dict)  # split -> sha256 of its file

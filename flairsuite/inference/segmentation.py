@@ -1,7 +1,6 @@
 """How raw text becomes the tokens a saved tagger was trained on: words (segtok), or one token per character.
 
-A tagger trained on a corpus of a language written without spaces (Chinese: CLUENER and the raw
-text of its LMs and vectors are read one token per character, `corpora.registry.language_segmentation`)
+A tagger trained on a corpus read one token per character (the registry's `segmentation`: CLUENER)
 records `segmentation: characters` in its model card (`flairsuite.models.card`; Flair saves and loads
 the card with the model). `predict` and `serve` split raw text by the card: characters are
 cut into sentences at sentence-final punctuation and line breaks, and every non-space character is

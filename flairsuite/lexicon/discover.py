@@ -44,6 +44,10 @@ class DiscoverySettings:
     keep: float = 0.5  # the top share by score that is kept (the paper: 50 %)
     keep_by: str = "all"  # "all": one ranking of every candidate; "length": the top share of each length (module docstring)
 
+    def __post_init__(self) -> None:
+        if self.keep_by not in KEEP_BY:
+            raise ValueError(f"keep_by must be one of {KEEP_BY}, not {self.keep_by!r}")
+
 
 KEEP_BY = ("all", "length")
 SETTINGS = {"characters": DiscoverySettings(shortest=2, longest=6), "words": DiscoverySettings(shortest=1, longest=3, keep_by="length")}

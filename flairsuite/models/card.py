@@ -1,8 +1,9 @@
 """What a saved tagger records beside its weights, in Flair's model card (saved and loaded with the model).
 
 The suite's entry (`flairsuite`) holds the tagger's `segmentation`: how raw text becomes its tokens,
-`words` or, for a tagger of a language written without spaces (Chinese: CLUENER is read one token per
-character), `characters`. `predict` and `serve` split raw text by it (`flairsuite.inference.segmentation`).
+`words` or, for a tagger of a corpus read one token per character (the registry's `segmentation`:
+CLUENER), `characters`; a word-segmented Chinese treebank (UD GSDSimp) keeps `words`. `predict` and
+`serve` split raw text by it (`flairsuite.inference.segmentation`).
 """
 
 from typing import Any
@@ -26,4 +27,5 @@ def record_segmentation(model: flair.nn.Model, segmentation: str) -> None:
     if segmentation not in SEGMENTATIONS:
         raise ValueError(f"segmentation must be one of {SEGMENTATIONS}, not {segmentation!r}")
     card = model.model_card if isinstance(getattr(model, "model_card", None), dict) else {}
-    model.model_card = {**card, CARD_KEY: {**card.get(CARD_KEY, {}), "segmentation": segmentation}}
+    entry = card.get(CARD_KEY) if isinstance(card.get(CARD_KEY), dict) else {}
+    model.model_card = {**card, CARD_KEY: {**entry, "segmentation": segmentation}}

@@ -22,7 +22,8 @@ Each run writes `results/<experiment>/<run>/metrics.json`. The schema, checked b
 ```
 
 `seconds` is the run's wall time; since the runs of 2026-11-26 a run resumed after a kill adds the training time of the
-processes before it (earlier ones count the last process only). Runs since fine-tuning add `"fine_tune": true/false` (a BERT of the stack trained with the tagger;
+processes before it (earlier ones count the last process only); since 2026-11-27 runs add `"threads"` (torch's, with
+which `results --cost` reads wall x threads as CPU time). Runs since fine-tuning add `"fine_tune": true/false` (a BERT of the stack trained with the tagger;
 missing: false) and `"artifact_digests"` (sha256 of each embedding's files, e.g. the BERT folder's); runs since
 memory was recorded add `"memory": {"peak_rss_anon_mb": ..., "peak_rss_mb": ...}` (sampled while the
 run trained, flairsuite/memory.py; RssAnon leaves out the pages of the memory-mapped embedding cache)

@@ -30,7 +30,6 @@ import flairsuite
 from flairsuite.allocator import bound_primitive_cache
 from flairsuite.atomic import atomic_file, write_json, write_text
 from flairsuite.claim import claimed
-from flairsuite.corpora.registry import language_segmentation
 from flairsuite.corpora.tasks import task
 from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
@@ -171,7 +170,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
                                 key=run_digest, task=run.corpus.task.name)
         raw = {"dev": decode(model, dev), "test": decode(model, test)}
         write_predictions(run_dir / PREDICTIONS_FILE, test.split, raw["test"])
-        record_segmentation(model, language_segmentation(run.corpus.spec().language))  # predict splits raw text as trained
+        record_segmentation(model, run.corpus.spec().segmentation)  # predict splits raw text as the corpus was read
         save_model(model, run_dir / MODEL_FILE)
     record = {key: value for key, value in run_record(run).items() if key not in ("corpus_options", "subsample", "entity_fix", "fine_tune")}
     common = {
