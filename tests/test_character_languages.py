@@ -35,6 +35,10 @@ def test_character_index_cuts_a_held_out_sentence_anywhere_and_keeps_the_rest() 
     words = SentenceIndex([("Der", "Brief", "aus", "Weimar", "kam", "gestern")])
     assert words.remove("Anna sagt :  Der Brief aus Weimar kam gestern . Ende") == ("Anna sagt : . Ende", 1)
     assert words.remove("Der Brief aus Weimar kam") == ("Der Brief aus Weimar kam", 0)
+    # raw text is not tokenised: punctuation sticks to words on one side, not the other; both are split alike
+    tagged = SentenceIndex([("Er", "kam", "gestern", "aus", "Weimar", ".")])
+    assert tagged.remove("Anna schrieb: Er kam gestern aus Weimar. Dann  ging sie.") == ("Anna schrieb: Dann  ging sie.", 1)
+    assert tagged.remove("Er kam gestern aus Weimarer Zeiten.") == ("Er kam gestern aus Weimarer Zeiten.", 0)  # whole units only
 
 
 def test_prepared_chinese_text_loses_the_cluener_dev_sentence(tmp_path: Path) -> None:
@@ -63,20 +67,24 @@ def test_fasttext_tokens_are_characters_for_chinese(tmp_path: Path) -> None:
     assert list(TokenStream(text, characters=True)) == [["天", "下", "大", "势"], ["分", "久", "必", "合"]]
 
 
-def test_pos_dev_sentences_are_held_out_too(tmp_path: Path) -> None:
-    """A UD treebank's dev/test sentences leave LM text as NER ones do (PoS is a labeled task as well)."""
+def test_pos_dev_sentences_are_held_out_too_from_untokenised_text(tmp_path: Path) -> None:
+    """A UD treebank's dev/test sentences leave LM text as NER ones do (PoS is a labeled task as well), found by their
+    surface text (`# text =`: the token lines split "didn't" in two) in raw text where punctuation sticks to words."""
     root = tmp_path / "corpora"
     (root / "ud_english_ewt").mkdir(parents=True)
-    words = "The committee approved the new budget on Friday".split()
-    conllu = "# sent_id = dev-1\n" + "".join(f"{i}\t{w}\t_\tX\tXX\t_\t0\tdep\t_\t_\n" for i, w in enumerate(words, 1)) + "\n"
+    rows = [("1", "We"), ("2-3", "didn't"), ("2", "did"), ("3", "n't"), ("4", "approve"), ("5", "the"), ("6", "budget"),
+            ("7", "on"), ("8", "Friday"), ("9", ".")]
+    conllu = "# sent_id = dev-1\n# text = We didn't approve the budget on Friday.\n"
+    conllu += "".join(f"{i}\t{w}\t_\t{'_' if '-' in i else 'X'}\tXX\t_\t{'_' if '-' in i else '0'}\t{'_' if '-' in i else 'dep'}\t_\t_\n"
+                      for i, w in rows) + "\n"
     (root / "ud_english_ewt" / "en_ewt-ud-dev.conllu").write_text(conllu, encoding="utf-8")
     rng = random.Random(0)
     lines = [" ".join(rng.choice(["ships", "sail", "north", "and", "rain", "falls"]) for _ in range(12)) for _ in range(200)]
-    lines[3] = f"{lines[3]} {' '.join(words)} . {lines[3]}"
+    lines[3] = "Rain fell. We didn't approve the budget on Friday. Ships  sail."
     raw = tmp_path / "news.txt"
     raw.write_text("\n".join(lines) + "\n", encoding="utf-8")
     corpus = prepare(PrepareConfig(language="en", corpus=(str(raw),), heldout_fraction=0.1), root, tmp_path / "prepared")
     assert corpus.meta["heldout_sentences"] == 1 and corpus.meta["sources"]["news.txt"]["sentences_removed"] == 1
     assert corpus.meta["heldout_files"] == [str(root / "ud_english_ewt" / "en_ewt-ud-dev.conllu")]
     text = "".join(corpus.text_path(split).read_text(encoding="utf-8") for split in ("train", "valid", "test"))
-    assert "committee" not in text and "budget" not in text and text.count("\n") == 200
+    assert "budget" not in text and "Rain fell. Ships  sail.\n" in text and text.count("\n") == 200

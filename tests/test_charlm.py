@@ -394,6 +394,27 @@ def test_resume_continues_a_released_model_without_checkpoint(tmp_path, corpus_r
     assert after["valid_ppl"] == pytest.approx(expected["valid_ppl"], rel=0.05)
 
 
+def test_a_released_model_warm_starts_on_a_changed_corpus_with_a_warning_and_not_on_other_options(prepared, tmp_path, caplog) -> None:
+    """The prepared text can change after a pair was released (the leave-out found more held-out sentences): --resume then
+    replays its steps on today's text, says so, and keeps its counters; on the same text a mismatch means other options."""
+    trainer = CharLMTrainer(prepared, tmp_path / "lm", TINY, True, seed=1)
+    trainer.model_path.parent.mkdir(parents=True, exist_ok=True)
+    trainer.model.save(trainer.model_path)
+    steps = 200  # past the end of an epoch of the fixture's text, where the replayed count depends on the text's length
+    epoch, offset, replayed = trainer.data_position(steps)
+    assert epoch >= 1
+    summary = {"chars_seen": replayed + 7, "steps": steps, "hours": 0.01, "valid_ppl": 9.0, "history": [],
+               "corpus": {"splits": {"train": prepared.meta["splits"]["train"]}}}
+    with pytest.raises(FlairsuiteError, match=r"do not fit this corpus and window schedule"):
+        trainer.warm_start(summary)
+    changed = {**summary, "corpus": {"splits": {"train": prepared.meta["splits"]["train"] + 50}}}
+    again = CharLMTrainer(prepared, tmp_path / "lm", TINY, True, seed=1)
+    with caplog.at_level("WARNING", logger="flairsuite"):
+        again.warm_start(changed)
+    assert "the prepared corpus has" in caplog.text and "not the exact one" in caplog.text
+    assert (again.progress.chars, again.progress.steps_done, again.progress.epoch, again.progress.offset) == (replayed + 7, steps, epoch, offset)
+
+
 def test_damaged_summary_of_a_released_model_is_one_line(tmp_path) -> None:
     from flairsuite.charlm.run import read_summary
     from flairsuite.errors import FlairsuiteError

@@ -20,6 +20,7 @@ under either, and each learning-curve point records `precision` where it is not 
 """
 
 import json
+import logging
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -38,6 +39,8 @@ from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
 from flairsuite.training import PRECISIONS, StreamProgress, StreamTraining, autocast, renamed_setting
+
+log = logging.getLogger("flairsuite")
 
 
 @dataclass(frozen=True)
@@ -229,11 +232,17 @@ class CharLMTrainer(StreamTraining[LMProgress]):
         history = summary.get("history") or []
         chars = int(summary["chars_seen"])
         epoch, offset, replayed = self.data_position(int(summary["steps"]))
-        if replayed != chars:
+        trained_on = ((summary.get("corpus") or {}).get("splits") or {}).get("train")
+        here = self.corpus.meta["splits"]["train"]
+        if replayed != chars and (trained_on is None or trained_on == here):  # the same text: the window options differ
             raise FlairsuiteError(
                 f"{self.out / 'summary.json'}: {chars:,} characters in {summary['steps']} steps do not fit this corpus and window "
                 f"schedule ({replayed:,}); continue it with the corpus and options it was trained with, or start over with --force"
             )
+        if replayed != chars:  # the prepared text changed since (e.g. the leave-out found more held-out sentences)
+            log.warning("%s was trained on %s training characters, the prepared corpus has %s now: its steps are replayed on this "
+                        "text (data position after %s characters, not the exact one)", self.model_path, f"{trained_on:,}", f"{here:,}",
+                        f"{replayed:,}")
         self.progress = LMProgress(
             epoch=epoch,
             offset=offset,

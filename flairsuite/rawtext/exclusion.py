@@ -1,19 +1,25 @@
 """Keep evaluation text out of LM and word-vector training: find and cut held-out sentences inside raw documents.
 
 A held-out sentence is a dev or test sentence of at least `MIN_TOKENS` tokens of any registered
-labeled dataset of the language (NER or PoS: `LABELED_TASKS`) that is present locally. Matching is exact on whitespace-normalised
-token sequences and runs over every token position of a document, not just whole lines. For a
+labeled dataset of the language (NER or PoS: `LABELED_TASKS`) that is present locally. Both sides are
+split the same way, into runs of word characters and single other characters (`WORD_UNITS`), so
+`besuchen.` in raw text meets the treebank's `besuchen` `.`; a CoNLL-U sentence is taken from its
+`# text =` line, its surface form (the token lines split `zum` into `zu dem`). Matching is exact on those
+units and runs over every unit position of a document, not just whole lines; a cut drops the sentence's
+characters and joins what is left of the document with one space. For a
 language written without spaces (the raw set's `segmentation: characters`, Chinese) the tokens are
 the characters: a held-out sentence of at least `MIN_CHARACTERS` characters is cut wherever its
 characters occur in a row (spaces ignored), and the rest of the text is kept as it was.
 """
 
 import logging
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from flairsuite.corpora.labeled import read_split
-from flairsuite.corpora.registry import dataset, names
+from flairsuite.corpora.readers import read_lines
+from flairsuite.corpora.registry import DatasetSpec, dataset, names
 from flairsuite.corpora.tasks import LABELED_TASKS
 
 log = logging.getLogger("flairsuite")
@@ -21,10 +27,30 @@ log = logging.getLogger("flairsuite")
 MIN_TOKENS = 5
 MIN_CHARACTERS = 10  # the character form: shorter sequences recur by chance in a large text
 HELDOUT_SPLITS = ("dev", "test")
+WORD_UNITS = re.compile(r"\w+|[^\w\s]")  # what both sides are split into for matching (word languages)
+TEXT_LINE = "# text = "  # a CoNLL-U sentence's surface text
+
+
+def surface_sentences(spec: DatasetSpec, path: Path) -> list[tuple[str, ...]]:
+    """The sentences of a labeled file as texts to find in raw text: CoNLL-U's `# text =` lines (one token each, the
+    surface form), else the file's tokens."""
+    if spec.format is not None and spec.format.kind == "conllu":
+        texts = [(line[len(TEXT_LINE):],) for _, line in read_lines(path) if line.startswith(TEXT_LINE)]
+        if texts:
+            return texts
+    return [tuple(s.tokens) for s in read_split(spec, path).sentences]
+
+
+def word_units(sentence: Iterable[str]) -> tuple[str, ...]:
+    """A sentence's tokens (or text) as the units matching compares: `WORD_UNITS` over the tokens joined by spaces."""
+    return tuple(WORD_UNITS.findall(" ".join(sentence)))
 
 
 def heldout_sentences(language: str, root: Path) -> tuple[list[tuple[str, ...]], list[Path]]:
-    """Token sequences (>= MIN_TOKENS) of every local NER or PoS dev/test split of `language`, and their files."""
+    """Every local NER or PoS dev/test sentence of `language` (its tokens, or a CoNLL-U sentence's text), and their files.
+
+    Sentences of fewer than `MIN_TOKENS` whitespace tokens are left out here; the character form
+    leaves out those under `MIN_CHARACTERS` characters itself (`SentenceIndex`)."""
     sentences: list[tuple[str, ...]] = []
     files: list[Path] = []
     for name in names():
@@ -36,7 +62,8 @@ def heldout_sentences(language: str, root: Path) -> tuple[list[tuple[str, ...]],
             if path is None:
                 continue
             files.append(path)
-            sentences.extend(tuple(s.tokens) for s in read_split(spec, path).sentences if len(s.tokens) >= MIN_TOKENS)
+            # at least MIN_TOKENS tokens as written (not units: "101.589,40 €" is 6 units, and found in many a text)
+            sentences.extend(sentence for sentence in surface_sentences(spec, path) if len(" ".join(sentence).split()) >= MIN_TOKENS)
     log.info("%d held-out sentences from %d labeled dev/test files", len(sentences), len(files))
     return sentences, files
 
@@ -49,6 +76,8 @@ class SentenceIndex:
         self.prefix = MIN_CHARACTERS if by_character else MIN_TOKENS
         if by_character:
             sentences = (tuple(c for c in "".join(sentence) if not c.isspace()) for sentence in sentences)
+        else:
+            sentences = (word_units(sentence) for sentence in sentences)
         self.by_prefix: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
         for sentence in set(sentences):
             if len(sentence) >= self.prefix:
@@ -80,7 +109,7 @@ class SentenceIndex:
         return cuts
 
     def remove(self, text: str) -> tuple[str, int]:
-        """`text` without any held-out sentence, and how many were cut (words: whitespace normalised where one was cut)."""
+        """`text` without any held-out sentence, and how many were cut (words: the pieces left joined by one space)."""
         if not self.by_prefix:
             return text, 0
         if self.by_character:
@@ -91,12 +120,13 @@ class SentenceIndex:
                 kept.append(text[last : at[start]])
                 last = at[stop - 1] + 1
             return ("".join(kept) + text[last:], len(cuts)) if cuts else (text, 0)
-        tokens = text.split()
-        cuts = self._cuts(tokens)
+        units = list(WORD_UNITS.finditer(text))
+        cuts = self._cuts([unit.group() for unit in units])
         if not cuts:
             return text, 0
-        kept, last = [], 0
+        pieces, last = [], 0
         for start, stop in cuts:
-            kept += tokens[last:start]
-            last = stop
-        return " ".join(kept + tokens[last:]), len(cuts)
+            pieces.append(text[last : units[start].start()])
+            last = units[stop - 1].end()
+        pieces.append(text[last:])
+        return " ".join(piece.strip() for piece in pieces if piece.strip()), len(cuts)

@@ -26,7 +26,7 @@ from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset, language_
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.exclusion import SentenceIndex, heldout_sentences
 
-PREPARE_VERSION = 1  # the prepared files' format (the cache key holds it)
+PREPARE_VERSION = 2  # the prepared files' format and the leave-out's matching (the cache key holds it; 2: surface-text units, 2026-11-27)
 PREPARED_SPLITS = ("train", "valid", "test")
 DELIMITER = "\n"  # between documents, as Flair's LanguageModel.document_delimiter
 ALWAYS_KEPT = (" ", DELIMITER)  # Flair pads with " "; documents end with the delimiter
