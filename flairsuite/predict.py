@@ -30,7 +30,7 @@ from flair.models import SequenceTagger
 
 import flairsuite.bert  # noqa: F401  (a tagger on a relative/WWA BERT rebuilds its model type "flairsuite_bert" on loading)
 from flairsuite.errors import FlairsuiteError, InputError, read_utf8
-from flairsuite.inference.segmentation import split_text
+from flairsuite.inference.segmentation import FlairView, flair_view, split_text
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.markup.html import render_html
 from flairsuite.markup.spans import Span
@@ -125,34 +125,28 @@ def column_text(sentences: list[Sentence], tagged: Tagged) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-def sentence_json(sentence: Sentence, tags: list[tuple[str, float]], spans: bool) -> dict[str, Any]:
-    """One sentence: its text, tokens, tags and spans (token indices end-exclusive, character offsets in the file)."""
+def sentence_json(sentence: Sentence, tags: list[tuple[str, float]], spans: bool, view: Optional[FlairView] = None) -> dict[str, Any]:
+    """One sentence: its text, tokens, tags and spans (token indices end-exclusive, character offsets in the file;
+    `view`: the text the sentence was split from, as Flair sees it, whose offsets map back to the file's)."""
     offset = sentence.start_position
+    view = view or FlairView("", None)
     found = []
     for indices, confidence, kind in get_spans_from_bio([t for t, _ in tags], [c for _, c in tags]) if spans else []:
         first, last = sentence.tokens[indices[0]], sentence.tokens[indices[-1]]
-        found.append(
-            {
-                "start": indices[0],
-                "end": indices[-1] + 1,
-                "start_char": offset + first.start_position,
-                "end_char": offset + last.end_position,
-                "type": kind,
-                "confidence": round(confidence, 4),
-            }
-        )
+        start, end = view.original(offset + first.start_position, offset + last.end_position)
+        found.append({"start": indices[0], "end": indices[-1] + 1, "start_char": start, "end_char": end, "type": kind, "confidence": round(confidence, 4)})
     return {
         "text": sentence.to_original_text(),
-        "start_char": offset,
+        "start_char": view.original(offset, offset + 1)[0],
         "tokens": [token.text for token in sentence],
         "tags": [t for t, _ in tags],
         "spans": found,
     }
 
 
-def json_text(sentences: list[Sentence], tagged: Tagged, spans: bool) -> str:
-    """One JSON object per sentence and line (JSON Lines)."""
-    return "".join(json.dumps(sentence_json(s, tags, spans), ensure_ascii=False) + "\n" for s, tags in zip(sentences, tagged))
+def json_text(sentences: list[Sentence], tagged: Tagged, spans: bool, view: Optional[FlairView] = None) -> str:
+    """One JSON object per sentence and line (JSON Lines); offsets in the file `view` (Flair's form of it) was made from."""
+    return "".join(json.dumps(sentence_json(s, tags, spans, view), ensure_ascii=False) + "\n" for s, tags in zip(sentences, tagged))
 
 
 def fixed(tagged: Tagged) -> Tagged:
@@ -229,12 +223,14 @@ def tag_texts(
     model: flair.nn.Classifier, texts: Sequence[str], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool
 ) -> tuple[list[list[Span]], int, int]:
     """Every text's spans at character offsets in it (one batch for all texts), and the numbers of sentences and tokens."""
-    per_text = [split(text, model_segmentation(model)) for text in texts]
+    views = [flair_view(text) for text in texts]  # Flair drops zero-width characters: spans are mapped back to `texts`
+    per_text = [split(view.text, model_segmentation(model)) for view in views]
     sentences = [sentence for found in per_text for sentence in found]
     tagged = tag_file_sentences(model, sentences, input_path, fast, batch_size, entity_fix)
     spans, position = [], 0
-    for text, found in zip(texts, per_text):
-        spans.append(char_spans(text, found, tagged[position : position + len(found)]))
+    for view, found in zip(views, per_text):
+        found_spans = char_spans(view.text, found, tagged[position : position + len(found)])
+        spans.append([Span(*view.original(s.start, s.end), s.type, s.confidence) for s in found_spans])
         position += len(found)
     return spans, len(sentences), sum(len(s) for s in sentences)
 
@@ -282,11 +278,11 @@ def predict_document(
     type_map = load_type_map(markup_map) if markup_map is not None else DEFAULT_TYPE_MAP
     if fmt in MARKUP_FORMATS:
         return markup_prediction(model_path, input_path, fmt, fast, batch_size, entity_fix, type_map)
-    text = read_text(input_path)
+    view = flair_view(read_text(input_path))
     model = checked_tagger(model_path, entity_fix)
-    sentences = split(text, model_segmentation(model))
+    sentences = split(view.text, model_segmentation(model))
     tagged = tag_file_sentences(model, sentences, input_path, fast, batch_size, entity_fix)
-    text = column_text(sentences, tagged) if fmt == "column" else json_text(sentences, tagged, predicts_spans(model))
+    text = column_text(sentences, tagged) if fmt == "column" else json_text(sentences, tagged, predicts_spans(model), view)
     return Prediction(text, len(sentences), sum(len(s) for s in sentences))
 
 

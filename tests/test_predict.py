@@ -151,6 +151,22 @@ def test_json_output_to_file(models: dict[str, Path], tmp_path: Path) -> None:
     assert {("Anna", "pers"), ("Berlin", "place")} <= found
 
 
+def test_zero_width_characters_keep_offsets_in_the_file(models: dict[str, Path], tmp_path: Path) -> None:
+    """Flair's Sentence drops U+200B and U+FEFF before tokenising; offsets still point into the file (JSON and TEI)."""
+    original = "Am Mon\u200btag besuchte\ufeff Anna die Stadt Berlin, sagte der König vor Gericht."
+    text = write_file(tmp_path / "zw.txt", original)
+    result = run(str(models["bilstm-crf"]), str(text), "--format", "json")
+    assert result.exit_code == 0, result.output
+    found = set()
+    for sentence in (json.loads(line) for line in result.stdout.splitlines()):
+        for span in sentence["spans"]:
+            found.add((original[span["start_char"] : span["end_char"]], span["type"]))
+    assert {("Anna", "pers"), ("Berlin", "place")} <= found  # after the dropped characters, not shifted by them
+    tei = run(str(models["bilstm-crf"]), str(text), "--format", "tei")  # it used to stop: "token offsets do not match"
+    assert tei.exit_code == 0, tei.output
+    assert ">Anna</" in tei.stdout and ">Berlin</" in tei.stdout and "Mon\u200btag" in tei.stdout
+
+
 def never_fast(*args, **kwargs):
     raise AssertionError("--no-fast built the fast tagger")
 

@@ -5,9 +5,16 @@ records `segmentation: characters` in its model card (`flairsuite.models.card`; 
 the card with the model). `predict` and `serve` split raw text by the card: characters are
 cut into sentences at sentence-final punctuation and line breaks, and every non-space character is
 a token, at its offset in the text; anything else goes through Flair's segtok splitter as before.
+
+Flair's `Sentence` drops zero-width characters and restores C1 controls as Windows-1252 before
+tokenising, so token offsets would drift after such a character: `flair_view` applies the same change
+itself and keeps where every character came from, so that `predict` and `serve` map spans back to the
+text they were given.
 """
 
 import re
+from dataclasses import dataclass
+from typing import Optional
 
 from flair.data import Sentence
 from flair.splitter import SegtokSentenceSplitter, SentenceSplitter
@@ -44,3 +51,33 @@ def split_text(text: str, segmentation: str = "words") -> list[Sentence]:
     """Sentences of `text` with tokens as the model expects them (offsets in `text`); sentences without tokens are dropped."""
     splitter = CharacterSentenceSplitter() if segmentation == "characters" else SegtokSentenceSplitter()
     return [sentence for sentence in splitter.split(text) if len(sentence)]
+
+
+PROBLEM_CHARACTERS = re.compile("[\u200b\u200c\ufe0f\ufeff\u2028\u2029\u0080-\u0099]")  # what Sentence._handle_problem_characters changes
+
+
+@dataclass(frozen=True)
+class FlairView:
+    """A text as Flair's Sentence sees it, and for each of its characters (and its end) the offset in the original."""
+
+    text: str
+    origin: Optional[list[int]]  # None: the same as the original
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        """Characters `start:end` of the view as offsets in the original text."""
+        if self.origin is None:
+            return start, end
+        return self.origin[start], self.origin[end - 1] + 1
+
+
+def flair_view(text: str) -> FlairView:
+    """`text` with the characters Flair drops removed and those it restores replaced, as Flair's own function does them."""
+    if not PROBLEM_CHARACTERS.search(text):
+        return FlairView(text, None)
+    parts, origin = [], []
+    for position, char in enumerate(text):
+        replaced = Sentence._handle_problem_characters(char) if PROBLEM_CHARACTERS.match(char) else char
+        parts.append(replaced)
+        origin.extend([position] * len(replaced))
+    origin.append(len(text))
+    return FlairView("".join(parts), origin)

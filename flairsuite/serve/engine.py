@@ -1,12 +1,9 @@
 """The model, loaded once, and how a text becomes entity spans at character offsets of that very text.
 
-Splitting, tagging, Entity-Fix and reading spans are `flairsuite.predict`'s. Flair's `Sentence` drops
-zero-width characters and restores C1 controls as Windows-1252 before tokenising, so token offsets
-would drift after such a character: `flair_view` applies the same change itself and keeps where
-every character came from, and spans are mapped back to the posted text.
+Splitting, tagging, Entity-Fix and reading spans are `flairsuite.predict`'s; the text goes through
+`flair_view` first (`flairsuite.inference.segmentation`), so spans are mapped back to the posted text.
 """
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,40 +12,12 @@ from typing import Optional
 import flair.nn
 from flair.data import Sentence
 
+from flairsuite.inference.segmentation import flair_view
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.markup.spans import Span
 from flairsuite.models.card import model_segmentation
 from flairsuite.models.crf import Tagged
 from flairsuite.predict import FLAIR_BATCH_SIZE, char_spans, check_spans, fixed, flair_tags, load_tagger, predicts_spans, split
-
-PROBLEM_CHARACTERS = re.compile("[\u200b\u200c\ufe0f\ufeff\u2028\u2029\u0080-\u0099]")  # what Sentence._handle_problem_characters changes
-
-
-@dataclass(frozen=True)
-class FlairView:
-    """A text as Flair's Sentence sees it, and for each of its characters (and its end) the offset in the original."""
-
-    text: str
-    origin: Optional[list[int]]  # None: the same as the original
-
-    def span(self, span: Span) -> Span:
-        """A span of the view as a span of the original text."""
-        if self.origin is None:
-            return span
-        return Span(self.origin[span.start], self.origin[span.end - 1] + 1, span.type, span.confidence)
-
-
-def flair_view(text: str) -> FlairView:
-    """`text` with the characters Flair drops removed and those it restores replaced, as Flair's own function does them."""
-    if not PROBLEM_CHARACTERS.search(text):
-        return FlairView(text, None)
-    parts, origin = [], []
-    for position, char in enumerate(text):
-        replaced = Sentence._handle_problem_characters(char) if PROBLEM_CHARACTERS.match(char) else char
-        parts.append(replaced)
-        origin.extend([position] * len(replaced))
-    origin.append(len(text))
-    return FlairView("".join(parts), origin)
 
 
 @dataclass(frozen=True)
@@ -89,6 +58,6 @@ class TextTagger:
         for view, found in zip(views, per_text):
             rows = tagged[position : position + len(found)]
             position += len(found)
-            spans = [view.span(span) for span in char_spans(view.text, found, rows)] if self.spans else []
+            spans = [Span(*view.original(s.start, s.end), s.type, s.confidence) for s in char_spans(view.text, found, rows)] if self.spans else []
             results.append(Tagging(spans, len(found), sum(len(sentence) for sentence in found)))
         return results
