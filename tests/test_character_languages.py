@@ -88,3 +88,18 @@ def test_pos_dev_sentences_are_held_out_too_from_untokenised_text(tmp_path: Path
     assert corpus.meta["heldout_files"] == [str(root / "ud_english_ewt" / "en_ewt-ud-dev.conllu")]
     text = "".join(corpus.text_path(split).read_text(encoding="utf-8") for split in ("train", "valid", "test"))
     assert "budget" not in text and "Rain fell. Ships  sail.\n" in text and text.count("\n") == 200
+
+
+def test_a_chinese_treebank_sentence_is_held_out_by_its_characters(tmp_path: Path) -> None:
+    """A CoNLL-U sentence of a language without spaces is one whitespace token as text: it is held out by characters."""
+    from flairsuite.rawtext.exclusion import heldout_sentences
+
+    root = tmp_path / "corpora"
+    words = ["北京市", "朝阳区", "人民", "法院", "今天", "公开", "宣判"]
+    rows = "".join(f"{i}\t{w}\t_\tNOUN\tNN\t_\t0\tdep\t_\t_\n" for i, w in enumerate(words, 1))
+    write_conllu = root / "ud_chinese_gsdsimp" / "zh_gsdsimp-ud-dev.conllu"
+    write_conllu.parent.mkdir(parents=True)
+    write_conllu.write_text(f"# text = {HELD_OUT}\n{rows}\n", encoding="utf-8")
+    sentences, files = heldout_sentences("zh", root)
+    assert sentences == [(HELD_OUT,)] and files == [write_conllu]
+    assert SentenceIndex(sentences, by_character=True).remove(FILLER[:5] + HELD_OUT + FILLER[5:]) == (FILLER, 1)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from flairsuite.corpora.labeled import read_split
 from flairsuite.corpora.readers import read_lines
-from flairsuite.corpora.registry import DatasetSpec, dataset, names
+from flairsuite.corpora.registry import DatasetSpec, dataset, language_segmentation, names
 from flairsuite.corpora.tasks import LABELED_TASKS
 
 log = logging.getLogger("flairsuite")
@@ -49,10 +49,11 @@ def word_units(sentence: Iterable[str]) -> tuple[str, ...]:
 def heldout_sentences(language: str, root: Path) -> tuple[list[tuple[str, ...]], list[Path]]:
     """Every local NER or PoS dev/test sentence of `language` (its tokens, or a CoNLL-U sentence's text), and their files.
 
-    Sentences of fewer than `MIN_TOKENS` whitespace tokens are left out here; the character form
-    leaves out those under `MIN_CHARACTERS` characters itself (`SentenceIndex`)."""
+    For a language written with spaces, sentences of fewer than `MIN_TOKENS` whitespace tokens are left out here; for
+    one without (Chinese), `SentenceIndex` leaves out those under `MIN_CHARACTERS` characters."""
     sentences: list[tuple[str, ...]] = []
     files: list[Path] = []
+    characters = language_segmentation(language) == "characters"
     for name in names():
         spec = dataset(name)
         if spec.task not in LABELED_TASKS or spec.language != language:
@@ -62,8 +63,9 @@ def heldout_sentences(language: str, root: Path) -> tuple[list[tuple[str, ...]],
             if path is None:
                 continue
             files.append(path)
-            # at least MIN_TOKENS tokens as written (not units: "101.589,40 €" is 6 units, and found in many a text)
-            sentences.extend(sentence for sentence in surface_sentences(spec, path) if len(" ".join(sentence).split()) >= MIN_TOKENS)
+            # words: at least MIN_TOKENS tokens as written (not units: "101.589,40 €" is 6 units, and found in many a text);
+            # characters (text without spaces): SentenceIndex counts characters
+            sentences.extend(sentence for sentence in surface_sentences(spec, path) if characters or len(" ".join(sentence).split()) >= MIN_TOKENS)
     log.info("%d held-out sentences from %d labeled dev/test files", len(sentences), len(files))
     return sentences, files
 
