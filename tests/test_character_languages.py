@@ -31,6 +31,7 @@ def test_character_index_cuts_a_held_out_sentence_anywhere_and_keeps_the_rest() 
     assert index.remove(FILLER) == (FILLER, 0)  # "天下大势" stays: below the minimum length
     twice = HELD_OUT + "，" + HELD_OUT
     assert index.remove(twice) == ("，", 2)
+    assert index.remove(f"  {HELD_OUT} ") == ("", 1)  # nothing but spaces left: an empty document, dropped
     # word segmentation is unchanged: whole tokens, whitespace normalised where a sentence was cut
     words = SentenceIndex([("Der", "Brief", "aus", "Weimar", "kam", "gestern")])
     assert words.remove("Anna sagt :  Der Brief aus Weimar kam gestern . Ende") == ("Anna sagt : . Ende", 1)

@@ -241,8 +241,9 @@ class CharLMTrainer(StreamTraining[LMProgress]):
             )
         if replayed != chars:  # the prepared text changed since (e.g. the leave-out found more held-out sentences)
             log.warning("%s was trained on %s training characters, the prepared corpus has %s now: its steps are replayed on this "
-                        "text (data position after %s characters, not the exact one)", self.model_path, f"{trained_on:,}", f"{here:,}",
-                        f"{replayed:,}")
+                        "text (data position after %s characters, not the exact one; counted as seen from now on, %s before)",
+                        self.model_path, f"{trained_on:,}", f"{here:,}", f"{replayed:,}", f"{chars:,}")
+            chars = replayed  # so that the summary this run writes (today's corpus) replays to its own count when continued again
         self.progress = LMProgress(
             epoch=epoch,
             offset=offset,
@@ -279,6 +280,7 @@ class CharLMTrainer(StreamTraining[LMProgress]):
         summary = json.loads(path.read_text(encoding="utf-8"))
         summary.pop("test_ppl", None)
         summary.update(chars_seen=self.progress.chars, steps=self.progress.steps_done, hours=round(self.progress.seconds / 3600, 3),
+                       cpu_hours=round(self.progress.cpu_seconds / 3600, 5),
                        valid_ppl=round(math.exp(self.progress.best_valid_loss), 4), history=self.progress.history, in_progress=True)
         write_json(path, summary)
 

@@ -121,7 +121,8 @@ class SentenceIndex:
             for start, stop in cuts:
                 kept.append(text[last : at[start]])
                 last = at[stop - 1] + 1
-            return ("".join(kept) + text[last:], len(cuts)) if cuts else (text, 0)
+            left = "".join(kept) + text[last:]
+            return (left if left.strip() else "", len(cuts)) if cuts else (text, 0)  # nothing but spaces left: an empty document
         units = list(WORD_UNITS.finditer(text))
         cuts = self._cuts([unit.group() for unit in units])
         if not cuts:
