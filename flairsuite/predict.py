@@ -125,11 +125,10 @@ def column_text(sentences: list[Sentence], tagged: Tagged) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-def sentence_json(sentence: Sentence, tags: list[tuple[str, float]], spans: bool, view: Optional[FlairView] = None) -> dict[str, Any]:
+def sentence_json(sentence: Sentence, tags: list[tuple[str, float]], spans: bool, view: FlairView) -> dict[str, Any]:
     """One sentence: its text, tokens, tags and spans (token indices end-exclusive, character offsets in the file;
     `view`: the text the sentence was split from, as Flair sees it, whose offsets map back to the file's)."""
     offset = sentence.start_position
-    view = view or FlairView("", None)
     found = []
     for indices, confidence, kind in get_spans_from_bio([t for t, _ in tags], [c for _, c in tags]) if spans else []:
         first, last = sentence.tokens[indices[0]], sentence.tokens[indices[-1]]
@@ -144,7 +143,7 @@ def sentence_json(sentence: Sentence, tags: list[tuple[str, float]], spans: bool
     }
 
 
-def json_text(sentences: list[Sentence], tagged: Tagged, spans: bool, view: Optional[FlairView] = None) -> str:
+def json_text(sentences: list[Sentence], tagged: Tagged, spans: bool, view: FlairView) -> str:
     """One JSON object per sentence and line (JSON Lines); offsets in the file `view` (Flair's form of it) was made from."""
     return "".join(json.dumps(sentence_json(s, tags, spans, view), ensure_ascii=False) + "\n" for s, tags in zip(sentences, tagged))
 

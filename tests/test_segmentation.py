@@ -15,7 +15,6 @@ from conftest import invoke, write_file
 from flair.data import Dictionary
 from flair.embeddings import OneHotEmbeddings
 from flair.models import SequenceTagger
-from flair.splitter import SegtokSentenceSplitter
 
 from flairsuite.corpora.registry import dataset
 from flairsuite.inference.segmentation import split_text
@@ -34,9 +33,11 @@ def test_characters_are_tokens_at_their_offsets_and_sentences_end_at_chinese_pun
         assert all(len(token.text) == 1 for token in sentence)
         for token in sentence:
             assert CHINESE[sentence.start_position + token.start_position] == token.text
-    # the word path is Flair's segtok splitter, as before
+    # the word path: sentences and tokens as segtok makes them, punctuation split off, offsets in the text
     german = "Am Montag kam Anna nach Berlin. Otto blieb in Wien."
-    assert [s.to_tokenized_string() for s in split_text(german)] == [s.to_tokenized_string() for s in SegtokSentenceSplitter().split(german)]
+    words = split_text(german)
+    assert [s.to_tokenized_string() for s in words] == ["Am Montag kam Anna nach Berlin .", "Otto blieb in Wien ."]
+    assert german[words[1].start_position + words[1][3].start_position :].startswith("Wien")
     assert split_text("  \n\n ", "characters") == []
     # the corpus decides, not the language: CLUENER was read one token per character, UD Chinese GSDSimp as words
     assert dataset("cluener").segmentation == "characters" and dataset("ud-zh-gsdsimp").segmentation == "words"

@@ -144,5 +144,5 @@ def budget_from(max_hours: Optional[float], max_chars: Optional[int], max_cpu_ho
     if max_hours is None and max_chars is None and max_cpu_hours is None:
         raise FlairsuiteError("give a budget: --max-hours or --max-chars")
     if any(value is not None and value <= 0 for value in (max_hours, max_chars, max_cpu_hours)):
-        raise FlairsuiteError("--max-hours and --max-chars must be positive")
+        raise FlairsuiteError("--max-hours, --max-chars and --max-cpu-hours must be positive")
     return Budget(max_hours, max_chars, max_cpu_hours)

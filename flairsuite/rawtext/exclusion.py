@@ -2,7 +2,7 @@
 
 A held-out sentence is a dev or test sentence of at least `MIN_TOKENS` tokens of any registered
 labeled dataset of the language (NER or PoS: `LABELED_TASKS`) that is present locally. Both sides are
-split the same way, into runs of word characters and single other characters (`WORD_UNITS`), so
+split the same way, into runs of word characters and single other characters (`rawtext.tokens.TOKEN`), so
 `besuchen.` in raw text meets the treebank's `besuchen` `.`; a CoNLL-U sentence is taken from its
 `# text =` line, its surface form (the token lines split `zum` into `zu dem`). Matching is exact on those
 units and runs over every unit position of a document, not just whole lines; a cut drops the sentence's
@@ -13,7 +13,6 @@ characters occur in a row (spaces ignored), and the rest of the text is kept as 
 """
 
 import logging
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,13 +20,13 @@ from flairsuite.corpora.labeled import read_split
 from flairsuite.corpora.readers import read_lines
 from flairsuite.corpora.registry import DatasetSpec, dataset, language_segmentation, names
 from flairsuite.corpora.tasks import LABELED_TASKS
+from flairsuite.rawtext.tokens import TOKEN
 
 log = logging.getLogger("flairsuite")
 
 MIN_TOKENS = 5
 MIN_CHARACTERS = 10  # the character form: shorter sequences recur by chance in a large text
 HELDOUT_SPLITS = ("dev", "test")
-WORD_UNITS = re.compile(r"\w+|[^\w\s]")  # what both sides are split into for matching (word languages)
 TEXT_LINE = "# text = "  # a CoNLL-U sentence's surface text
 
 
@@ -42,8 +41,8 @@ def surface_sentences(spec: DatasetSpec, path: Path) -> list[tuple[str, ...]]:
 
 
 def word_units(sentence: Iterable[str]) -> tuple[str, ...]:
-    """A sentence's tokens (or text) as the units matching compares: `WORD_UNITS` over the tokens joined by spaces."""
-    return tuple(WORD_UNITS.findall(" ".join(sentence)))
+    """A sentence's tokens (or text) as the units matching compares: `TOKEN` over the tokens joined by spaces."""
+    return tuple(TOKEN.findall(" ".join(sentence)))
 
 
 def heldout_sentences(language: str, root: Path) -> tuple[list[tuple[str, ...]], list[Path]]:
@@ -123,7 +122,7 @@ class SentenceIndex:
                 last = at[stop - 1] + 1
             left = "".join(kept) + text[last:]
             return (left if left.strip() else "", len(cuts)) if cuts else (text, 0)  # nothing but spaces left: an empty document
-        units = list(WORD_UNITS.finditer(text))
+        units = list(TOKEN.finditer(text))
         cuts = self._cuts([unit.group() for unit in units])
         if not cuts:
             return text, 0
