@@ -47,6 +47,29 @@ def claimed(run_dir: Path) -> Iterator[bool]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@contextmanager
+def waited_for(lock_file: Path) -> Iterator[None]:
+    """Hold `lock_file`'s advisory lock for the block, waiting while another process holds it (for work that several
+    processes may need at once and one should do, such as computing an embedding cache; nothing is trained in it)."""
+    try:
+        lock_file.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(lock_file, "a", encoding="utf-8") if fcntl is not None else None
+    except OSError as err:
+        raise FlairsuiteError(f"cannot write to {lock_file.parent}: {err.strerror or err}") from None
+    if handle is None:
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError as err:
+            raise FlairsuiteError(f"cannot lock {lock_file}: {err.strerror or err} (the file system takes no advisory locks)") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 HELD, BUSY, FAILED = 1.0, 2.0, 3.0  # what rank 0 tells the other ranks of a torchrun launch
 
 

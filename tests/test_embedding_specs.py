@@ -4,6 +4,7 @@ and a new embedding kind added by one entry in the kinds' table."""
 import hashlib
 import json
 import shutil
+import threading
 from pathlib import Path
 from types import MappingProxyType
 from typing import Optional
@@ -16,6 +17,7 @@ from flair.data import Sentence
 from flair.embeddings import CharacterEmbeddings, FlairEmbeddings, StackedEmbeddings, TokenEmbeddings, WordEmbeddings
 
 from flairsuite import embeddings
+from flairsuite.claim import waited_for
 from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.embeddings import EmbeddingKind, artifact_digest, artifact_path, kinds, resolve, stack
 from flairsuite.errors import FlairsuiteError
@@ -200,6 +202,23 @@ def test_a_new_kind_is_cached(toy_home):
     assert not cache.cached_vectors("toy:mini", sentences, home, "toy")[1]
     (home / "wordvectors" / "mini-toy.json").write_text(json.dumps({"Montag": [0.0, 0.0, 1.0]}), encoding="utf-8")
     assert cache.cache_path("toy:mini", sentences, home) != target  # a changed artifact is a new cache key
+
+
+def test_workers_needing_one_cache_at_once_compute_it_once(toy_home, monkeypatch):
+    home = toy_home
+    sentences = LabeledSplit.of([TaggedSentence("Am Montag kam Walden".split(), ["O"] * 4, [], [True] * 4)])
+    target = cache.cache_path("toy:mini", sentences, home)
+    real_compute, calls, answers = cache.compute, [], {}
+    monkeypatch.setattr(cache, "compute", lambda *args: (calls.append(args), real_compute(*args)))
+    with waited_for(target.with_name(target.name + ".lock")):  # another grid worker is computing it
+        worker = threading.Thread(target=lambda: answers.update(got=cache.cached_vectors("toy:mini", sentences, home, "toy")))
+        worker.start()
+        worker.join(0.5)
+        assert worker.is_alive()  # waits for the lock instead of computing the same cache beside the other one
+        real_compute(resolve("toy:mini", home), sentences, target, "toy")
+    worker.join(30)
+    vectors, computed = answers["got"]
+    assert not computed and not calls and vectors[1].tolist() == TOY_VECTORS["Montag"]
 
 
 def test_artifact_summary_reads_what_training_recorded(tmp_path) -> None:

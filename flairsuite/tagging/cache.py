@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from flairsuite import embeddings
 from flairsuite.atomic import atomic_file, write_json
+from flairsuite.claim import waited_for
 from flairsuite.embeddings import artifact_digest, length_batches, parse, resolve, token_vectors
 from flairsuite.paths import embeddings_cache_dir
 from flairsuite.tagging.data import LabeledSplit
@@ -76,7 +77,10 @@ def compute(embedding: TokenEmbeddings, split: LabeledSplit, target: Path, desc:
 def cached_vectors(spec: str, split: LabeledSplit, home: Path, desc: str, cache: Optional[Path] = None) -> tuple[np.ndarray, bool]:
     """The read-only memory map of the vectors of `split` under `spec`, and whether it was computed now (`cache`: `cache_path`)."""
     target = cache_path(spec, split, home, cache)
-    computed = not target.is_file()
-    if computed:
-        compute(resolve(spec, home), split, target, desc)
+    computed = False
+    if not target.is_file():
+        with waited_for(target.with_name(target.name + ".lock")):  # grid workers needing it at once: one computes, the rest wait
+            if not target.is_file():
+                compute(resolve(spec, home), split, target, desc)
+                computed = True
     return np.load(target, mmap_mode="r"), computed
