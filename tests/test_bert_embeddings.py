@@ -134,6 +134,21 @@ def test_digest_covers_config_weights_and_tokenizer_not_training_files(home: Pat
     assert len(seen) == 4
 
 
+def test_digest_reads_the_model_code_that_runs_not_the_folder_copy(home: Path, tmp_path: Path, monkeypatch) -> None:
+    from flairsuite.embeddings import bert as bert_kind
+
+    copy = tmp_path / "home"
+    shutil.copytree(home / "bert", copy / "bert")
+    digest = artifact_digest("bert:rel", copy)
+    with (copy / "bert" / "rel" / "modeling_flairsuite_bert.py").open("a", encoding="utf-8") as handle:
+        handle.write("\n# an older copy saved with the model\n")  # not what computes the vectors
+    assert artifact_digest("bert:rel", copy) == digest
+    changed = tmp_path / "code" / "modeling_flairsuite_bert.py"
+    write_file(changed, bert_kind.RUNNING_MODEL_CODE.read_text(encoding="utf-8") + "\n# e.g. a new entity matching\n")
+    monkeypatch.setattr(bert_kind, "RUNNING_MODEL_CODE", changed)
+    assert artifact_digest("bert:rel", copy) != digest  # the code that runs changed: caches on this model are computed again
+
+
 @pytest.mark.parametrize("model", list(MODELS))
 @pytest.mark.parametrize("options", ["", "@mean", "@last2"])
 def test_flair_vectors_equal_a_direct_model_call(home: Path, model: str, options: str) -> None:

@@ -14,7 +14,8 @@ Layers are counted as Flair counts them: the embedding layer's output, then each
 e.g. `bert:de-cpu` (Flair's defaults: `layers="-1"`, `subtoken_pooling="first"`), `bert:de-cpu@mean@last4`.
 Artifact: the Hugging Face model folder `bert/NAME/` below the home folder, named by its
 `config.json`; a cache key digests every file of the folder except the pre-training's own
-(`checkpoint.pt`, `summary.json`, `learning-curve.png`): config, weights, tokenizer.
+(`checkpoint.pt`, `summary.json`, `learning-curve.png`): config, weights, tokenizer, and for the suite's model type
+the installed model code in place of the folder's copy of it.
 
 The model is read from that folder only (no download; `local_files_only`). Absolute positions with
 full attention are a plain `BertModel`; relative positions or Whole-Word Attention are the suite's
@@ -93,10 +94,17 @@ def build_command(name: str) -> str:
     return f"flairsuite train-bert --lang LANG --name {folder}"
 
 
+RUNNING_MODEL_CODE = Path(__file__).resolve().parents[1] / "bert" / "modeling_flairsuite_bert.py"  # what runs the suite's model type
+
+
 def digested(path: Optional[Path]) -> list[Path]:
-    """The files a cache key digests: every file of the model folder but train-bert's own, sorted by name."""
+    """The files a cache key digests: every file of the model folder but train-bert's own, sorted by name. The folder's
+    copy of the model code (`modeling_flairsuite_bert.py`, saved for `trust_remote_code`) is digested as the installed
+    module instead: that module is what computes the vectors (`import flairsuite.bert` registers it), so a change to it,
+    such as the Char-Entity matching, keys new caches; while the two are equal the key is the same."""
     folder = path.parent
-    return sorted(file for file in folder.iterdir() if file.is_file() and file.name not in TRAINING_FILES and not file.name.startswith("."))
+    files = sorted(file for file in folder.iterdir() if file.is_file() and file.name not in TRAINING_FILES and not file.name.startswith("."))
+    return [RUNNING_MODEL_CODE if file.name == RUNNING_MODEL_CODE.name else file for file in files]
 
 
 PRETRAINING_SETTINGS = ("objective", "wwm", "positions", "attention", "seq_len", "layers", "hidden_size")
