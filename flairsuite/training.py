@@ -197,6 +197,15 @@ def resolved_precision(precision: str, device: torch.device) -> str:
     return precision
 
 
+def require_precision(precision: str, device: torch.device, where: str) -> None:
+    """A one-line error (naming `where`) if `precision` is bfloat16 and `device` cannot compute it: on a CPU without
+    bfloat16 units (AVX-512 BF16 or AMX) oneDNN has no bfloat16 LSTM and the first training step would fail."""
+    if precision != "bfloat16" or native_bfloat16(device):
+        return
+    what = "this CPU has no bfloat16 units (AVX-512 BF16 or AMX), so oneDNN runs no LSTM in it" if device.type == "cpu" else f"{device} does not support it"
+    raise FlairsuiteError(f"{where}: precision bfloat16 cannot run here: {what}; use precision float32 (or auto)")
+
+
 def autocast(device: torch.device, precision: str) -> torch.autocast:
     """The context of a training step's forward pass: bfloat16 autocast with `precision` "bfloat16", else a no-op.
 

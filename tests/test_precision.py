@@ -38,6 +38,10 @@ def split(sentences: int, seed: int, width: int) -> SplitFeatures:
     return SplitFeatures(labeled, [np.asarray(rows, dtype=np.float16)])
 
 
+NO_BFLOAT16 = "the CPU has no bfloat16 units for oneDNN (its LSTM refuses bfloat16)"
+
+
+@pytest.mark.skipif(not native_bfloat16(torch.device("cpu")), reason=NO_BFLOAT16)
 def test_bfloat16_training_runs_the_lstm_in_bfloat16_and_learns(tmp_path):
     characters = Dictionary()
     characters.add_item("w")
@@ -75,6 +79,24 @@ def test_precision_is_checked_and_recorded_only_when_set():
         TrainSettings.from_mapping("train", {"precision": "half"})
 
 
+def test_bfloat16_training_on_a_cpu_without_it_is_a_one_line_error(monkeypatch, tmp_path):
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
+    characters = Dictionary()
+    characters.add_item("w")
+    embeddings = CharacterEmbeddings(characters, char_embedding_dim=4, hidden_size_char=8)
+    labels = Dictionary(add_unk=False)
+    labels.add_item("PER")
+    labels.span_labels = True
+    train = split(10, 1, embeddings.embedding_length)
+    tagger = build_tagger("bilstm-crf", embeddings, labels, "ner")
+    with pytest.raises(FlairsuiteError) as caught:
+        train_tagger(tagger, train, train, {"max_epochs": 1, "precision": "bfloat16"}, seed=1, checkpoint_path=tmp_path / "x.pt")
+    assert str(caught.value) == ("training settings: precision bfloat16 cannot run here: this CPU has no bfloat16 units "
+                                 "(AVX-512 BF16 or AMX), so oneDNN runs no LSTM in it; use precision float32 (or auto)")
+    assert not (tmp_path / "x.pt").exists()
+    train_tagger(tagger, train, train, {"max_epochs": 1}, seed=1, checkpoint_path=tmp_path / "x.pt")  # float32 trains
+
+
 def test_auto_precision_follows_the_devices_bfloat16_support(monkeypatch):
     cpu = torch.device("cpu")
     assert resolved_precision("float32", cpu) == "float32" and resolved_precision("bfloat16", cpu) == "bfloat16"
@@ -104,7 +126,7 @@ print(rss() - start)
 """
 
 
-@pytest.mark.skipif(not native_bfloat16(torch.device("cpu")), reason="the CPU has no bfloat16 units for oneDNN")
+@pytest.mark.skipif(not native_bfloat16(torch.device("cpu")), reason=NO_BFLOAT16)
 def test_the_lm_bounds_onednns_primitive_cache(monkeypatch):
     """Without the bound, every new window length keeps a primitive with its weights.
 

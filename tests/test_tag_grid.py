@@ -587,6 +587,20 @@ def test_missing_lm_is_one_line_naming_the_command(lm_home, corpora, tmp_path):
     assert not (home / "results").exists() and not (home / "cache" / "embeddings").exists()
 
 
+def test_bfloat16_where_the_cpu_cannot_is_one_line_before_any_work(lm_home, corpora, tmp_path, monkeypatch):
+    """On a CPU without bfloat16 units oneDNN's LSTM fails at the first step: the grid refuses first, naming file and run."""
+    monkeypatch.setattr("flairsuite.training.native_bfloat16", lambda device: False)
+    home = tmp_path / "home"
+    shutil.copytree(lm_home, home)
+    experiment = experiment_yaml(tmp_path / "x.yaml", "x", STACKS, ["map"], [1], "{max_epochs: 1, precision: bfloat16}", "[false]")
+    result = tag(home, corpora, experiment)
+    assert result.exit_code == 1 and result.output.splitlines()[:-1] == ["x: 2 runs, 0 finished before, 2 to train"], result.output
+    assert result.output.splitlines()[-1] == (f"Error: {experiment} (run sturm/{next(iter(STACKS))}/map/seed-1): precision bfloat16 cannot run "
+                                              "here: this CPU has no bfloat16 units (AVX-512 BF16 or AMX), so oneDNN runs no LSTM in it; "
+                                              "use precision float32 (or auto)")
+    assert not (home / "cache" / "embeddings").exists()
+
+
 def test_unknown_tagger_is_one_line_naming_file_and_key(lm_home, corpora, tmp_path):
     experiment = experiment_yaml(tmp_path / "x.yaml", "x", STACKS, ["map", "bilstm"], [1], "{max_epochs: 1}")
     line = error_line(tag(tmp_path / "home", corpora, experiment))

@@ -16,7 +16,7 @@ from flairsuite.distributed import first_on_rank_zero, leave, ranks_from_environ
 from flairsuite.paths import charlm_dir, corpora_dir
 from flairsuite.rawtext.char_coverage import coverage_lines, coverage_rows, training_characters
 from flairsuite.rawtext.language import describe, prepare_language
-from flairsuite.training import resolved_precision
+from flairsuite.training import require_precision, resolved_precision
 
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
 
@@ -58,7 +58,9 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
     ranks = ranks_from_environment()  # one rank unless started by torchrun
     if ranks.device is not None and ranks.device.type == "cuda":
         flair.device = ranks.device
-    corpus = first_on_rank_zero(
+    precision = resolved_precision(options.get("precision") or "auto", flair.device)
+    require_precision(precision, flair.device, "train-charlm --precision")
+    corpus = first_on_rank_zero(  # a precision the device cannot train in was refused before this
         ranks,
         lambda: prepare_language(
             options["lang"], options["corpus"], options["corpora_dir"], None, options["heldout_fraction"], options["unk_fraction"], options["seed"]
@@ -76,7 +78,7 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
         name = f"{options['name'] or options['lang']}-{'forward' if forward else 'backward'}"
         summary = train_direction(
             corpus, models_dir / name, hyper, forward, budget, options["resume"], options["force"], options["seed"], ranks, record,
-            resolved_precision(options.get("precision") or "auto", flair.device), options.get("model_dtype") or "float32",
+            precision, options.get("model_dtype") or "float32",
         )
         rows.append((name, summary))
     leave(ranks)

@@ -38,7 +38,7 @@ from flairsuite.charlm.storage import check_storage, store_weights_as
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
-from flairsuite.training import PRECISIONS, StreamProgress, StreamTraining, autocast, renamed_setting
+from flairsuite.training import PRECISIONS, StreamProgress, StreamTraining, autocast, renamed_setting, require_precision
 
 log = logging.getLogger("flairsuite")
 
@@ -119,6 +119,7 @@ class CharLMTrainer(StreamTraining[LMProgress]):
         self.corpus, self.out, self.hyper, self.forward, self.seed, self.ranks = corpus, out, hyper, forward, seed, ranks
         if precision not in PRECISIONS:
             raise FlairsuiteError(f"precision must be one of: {', '.join(PRECISIONS)} (found {precision!r})")
+        require_precision(precision, flair.device, "language-model training")
         self.precision = precision
         self.storage = check_storage(storage)  # best-lm.pt's weights (storage.py); the checkpoint stays float32
         self.checkpoint_path = out / "checkpoint.pt"

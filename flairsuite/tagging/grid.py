@@ -49,6 +49,7 @@ from flairsuite.tagging.renamed import adopt_renamed
 from flairsuite.tagging.reuse import copy_run, same_run_elsewhere
 from flairsuite.tagging.scoring import flair_f1, strict_scores, task_scores
 from flairsuite.tagging.train import decode, train_tagger
+from flairsuite.training import require_precision
 
 STATE_FILE = "experiment.json"
 MODEL_FILE = "model.pt"
@@ -383,6 +384,8 @@ def run_experiment(
     """
     bound_primitive_cache()
     plan = plan_experiment(path, home, force, echo, patterns, keep_finished)
+    for run, _ in plan.todo:  # before any embedding is computed: a precision this machine cannot train in
+        require_precision(run.train_settings.get("precision", "float32"), flair.device, f"{path} (run {run.run_id})")
     data = GridData(home, corpora_root, cache=cache)
     started, trained = time.perf_counter(), 0
     for run, run_digest in tqdm(plan.todo, desc=plan.config.name, unit="run"):

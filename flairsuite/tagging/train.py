@@ -40,7 +40,7 @@ from flairsuite.models.protocol import features_decode, features_loss
 from flairsuite.models.settings import TrainSettings
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.scoring import main_score
-from flairsuite.training import TrainingLoop, autocast
+from flairsuite.training import TrainingLoop, autocast, require_precision
 
 CLIP_NORM = 5.0  # Flair's ModelTrainer
 MIN_LEARNING_RATE = 1e-4  # Flair's default min_learning_rate: training stops below it
@@ -256,6 +256,7 @@ def train_tagger(
     """
     if not isinstance(settings, TrainSettings):
         settings = TrainSettings.from_mapping("training settings", settings)
+    require_precision(settings.precision, next(model.parameters()).device, "training settings")
     training = TaggerTraining(model, train, dev, settings, seed, checkpoint_path, desc, key, task)
     training.setup()
     training.progress.resumed_at = training.progress.seconds
