@@ -198,12 +198,13 @@ def resolved_precision(precision: str, device: torch.device) -> str:
 
 
 def require_precision(precision: str, device: torch.device, where: str) -> None:
-    """A one-line error (naming `where`) if `precision` is bfloat16 and `device` cannot compute it: on a CPU without
-    bfloat16 units (AVX-512 BF16 or AMX) oneDNN has no bfloat16 LSTM and the first training step would fail."""
+    """A one-line error (naming `where`) if `precision` is bfloat16 and `device` cannot compute it. On a CPU without
+    bfloat16 units (AVX-512 BF16 or AMX) oneDNN refuses the language model's bfloat16 LSTM at the first step, and the
+    tagger's runs emulated, several times slower than float32 (README, 'Precision')."""
     if precision != "bfloat16" or native_bfloat16(device):
         return
-    what = "this CPU has no bfloat16 units (AVX-512 BF16 or AMX), so oneDNN runs no LSTM in it" if device.type == "cpu" else f"{device} does not support it"
-    raise FlairsuiteError(f"{where}: precision bfloat16 cannot run here: {what}; use precision float32 (or auto)")
+    what = "this CPU has no bfloat16 units (AVX-512 BF16 or AMX)" if device.type == "cpu" else f"{device} does not support it"
+    raise FlairsuiteError(f"{where}: precision bfloat16 needs a device that computes bfloat16, and {what}: use precision float32 (or auto)")
 
 
 def autocast(device: torch.device, precision: str) -> torch.autocast:

@@ -162,7 +162,7 @@ def test_validation_points_fall_by_characters_also_after_resuming_an_old_checkpo
         other.restore()
 
 
-@pytest.mark.skipif(not native_bfloat16(torch.device("cpu")), reason="the CPU has no bfloat16 units for oneDNN (its LSTM refuses bfloat16)")
+@pytest.mark.skipif(not native_bfloat16(torch.device("cpu")), reason="the CPU has no bfloat16 units (AVX-512 BF16 or AMX)")
 def test_bfloat16_training_learns_and_a_float32_checkpoint_resumes_under_it(prepared, tmp_path) -> None:
     """`precision="bfloat16"`: the LSTM runs in bfloat16 in training steps only, the weights stay float32, the LM still
     learns, and a float32 run's checkpoint continues under bfloat16 with its points marked."""
@@ -185,15 +185,15 @@ def test_precisions_the_lm_cannot_train_in_are_one_line_errors(prepared, tmp_pat
     with pytest.raises(FlairsuiteError, match=r"^precision must be one of: float32, bfloat16 \(found 'half'\)$"):
         CharLMTrainer(prepared, tmp_path / "other", TINY, True, precision="half")
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
-    with pytest.raises(FlairsuiteError, match=r"^language-model training: precision bfloat16 cannot run here: this CPU has no bfloat16 units"):
+    with pytest.raises(FlairsuiteError, match=r"^language-model training: precision bfloat16 needs a device that computes bfloat16, and this CPU has no "):
         CharLMTrainer(prepared, tmp_path / "other", TINY, True, precision="bfloat16")
     assert not (tmp_path / "other").exists()
     text = tmp_path / "text.txt"
     text.write_text("Der Hund bellt.\n" * 50, encoding="utf-8")
     result = CliRunner().invoke(cli, [*train_args(text, tmp_path / "corpora", tmp_path / "lm", 1000), "--precision", "bfloat16"])
     assert result.exit_code == 1 and result.output.strip().splitlines() == [
-        "Error: train-charlm --precision: precision bfloat16 cannot run here: this CPU has no bfloat16 units (AVX-512 BF16 or AMX), "
-        "so oneDNN runs no LSTM in it; use precision float32 (or auto)"], result.output
+        "Error: train-charlm --precision: precision bfloat16 needs a device that computes bfloat16, and this CPU has no bfloat16 units "
+        "(AVX-512 BF16 or AMX): use precision float32 (or auto)"], result.output
     assert not (tmp_path / "lm").exists()  # refused before the corpus is prepared
 
 
