@@ -6,7 +6,7 @@ model at once and overwrite each other's checkpoint. The kernel drops the lock w
 ends, killed or not, so a killed run stays resumable. The lock file (`.lock`) is git-ignored.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -48,9 +48,10 @@ def claimed(run_dir: Path) -> Iterator[bool]:
 
 
 @contextmanager
-def waited_for(lock_file: Path) -> Iterator[None]:
-    """Hold `lock_file`'s advisory lock for the block, waiting while another process holds it (for work that several
-    processes may need at once and one should do, such as computing an embedding cache; nothing is trained in it)."""
+def waited_for(lock_file: Path, on_wait: Callable[[], None] = lambda: None) -> Iterator[None]:
+    """Hold `lock_file`'s advisory lock for the block, waiting while another process holds it (`on_wait` is called once
+    before waiting), for work that several processes may need at once and one should do, such as computing an embedding
+    cache. Where the file system takes no advisory locks the block runs unlocked: at worst the work is done twice."""
     try:
         lock_file.parent.mkdir(parents=True, exist_ok=True)
         handle = open(lock_file, "a", encoding="utf-8") if fcntl is not None else None
@@ -61,9 +62,13 @@ def waited_for(lock_file: Path) -> Iterator[None]:
         return
     with handle:
         try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            on_wait()
             fcntl.flock(handle, fcntl.LOCK_EX)
-        except OSError as err:
-            raise FlairsuiteError(f"cannot lock {lock_file}: {err.strerror or err} (the file system takes no advisory locks)") from None
+        except OSError:  # e.g. ENOLCK on an NFS mount without lockd
+            yield
+            return
         try:
             yield
         finally:

@@ -186,7 +186,7 @@ PRECISIONS = ("float32", "bfloat16")  # a training step's arithmetic: full, or u
 def native_bfloat16(device: torch.device) -> bool:
     """Whether `device` computes bfloat16 natively: a CUDA GPU that supports it, or a CPU with bfloat16 units for oneDNN."""
     if device.type == "cuda":
-        return torch.cuda.is_bf16_supported()
+        return torch.cuda.is_bf16_supported(including_emulation=False)  # a GPU before Ampere only emulates it
     return device.type == "cpu" and torch.backends.mkldnn.is_available() and bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
@@ -197,14 +197,14 @@ def resolved_precision(precision: str, device: torch.device) -> str:
     return precision
 
 
-def require_precision(precision: str, device: torch.device, where: str) -> None:
-    """A one-line error (naming `where`) if `precision` is bfloat16 and `device` cannot compute it. On a CPU without
-    bfloat16 units (AVX-512 BF16 or AMX) oneDNN refuses the language model's bfloat16 LSTM at the first step, and the
-    tagger's runs emulated, several times slower than float32 (README, 'Precision')."""
+def require_precision(precision: str, device: torch.device, where: str, instead: str = "precision float32") -> None:
+    """A one-line error (naming `where`, advising `instead`) if `precision` is bfloat16 and `device` cannot compute it. On
+    a CPU without bfloat16 units (AVX-512 BF16 or AMX) oneDNN refuses the language model's bfloat16 LSTM at the first
+    step, and runs the tagger's emulated, several times slower than float32 (README, 'Precision')."""
     if precision != "bfloat16" or native_bfloat16(device):
         return
-    what = "this CPU has no bfloat16 units (AVX-512 BF16 or AMX)" if device.type == "cpu" else f"{device} does not support it"
-    raise FlairsuiteError(f"{where}: precision bfloat16 needs a device that computes bfloat16, and {what}: use precision float32 (or auto)")
+    what = "this CPU has no bfloat16 units (AVX-512 BF16 or AMX)" if device.type == "cpu" else f"{device} does not compute it natively"
+    raise FlairsuiteError(f"{where}: precision bfloat16 needs a device that computes bfloat16, and {what}: use {instead}")
 
 
 def autocast(device: torch.device, precision: str) -> torch.autocast:

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import flair
 import numpy as np
 import pytest
 import torch
@@ -184,6 +185,7 @@ def test_bfloat16_training_learns_and_a_float32_checkpoint_resumes_under_it(prep
 def test_precisions_the_lm_cannot_train_in_are_one_line_errors(prepared, tmp_path, monkeypatch) -> None:
     with pytest.raises(FlairsuiteError, match=r"^precision must be one of: float32, bfloat16 \(found 'half'\)$"):
         CharLMTrainer(prepared, tmp_path / "other", TINY, True, precision="half")
+    monkeypatch.setattr(flair, "device", torch.device("cpu"))
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
     with pytest.raises(FlairsuiteError, match=r"^language-model training: precision bfloat16 needs a device that computes bfloat16, and this CPU has no "):
         CharLMTrainer(prepared, tmp_path / "other", TINY, True, precision="bfloat16")
@@ -193,7 +195,7 @@ def test_precisions_the_lm_cannot_train_in_are_one_line_errors(prepared, tmp_pat
     result = CliRunner().invoke(cli, [*train_args(text, tmp_path / "corpora", tmp_path / "lm", 1000), "--precision", "bfloat16"])
     assert result.exit_code == 1 and result.output.strip().splitlines() == [
         "Error: train-charlm --precision: precision bfloat16 needs a device that computes bfloat16, and this CPU has no bfloat16 units "
-        "(AVX-512 BF16 or AMX): use precision float32 (or auto)"], result.output
+        "(AVX-512 BF16 or AMX): use --precision float32 (or auto)"], result.output
     assert not (tmp_path / "lm").exists()  # refused before the corpus is prepared
 
 

@@ -208,13 +208,14 @@ def test_workers_needing_one_cache_at_once_compute_it_once(toy_home, monkeypatch
     home = toy_home
     sentences = LabeledSplit.of([TaggedSentence("Am Montag kam Walden".split(), ["O"] * 4, [], [True] * 4)])
     target = cache.cache_path("toy:mini", sentences, home)
-    real_compute, calls, answers = cache.compute, [], {}
+    real_compute, calls, answers, waiting = cache.compute, [], {}, threading.Event()
     monkeypatch.setattr(cache, "compute", lambda *args: (calls.append(args), real_compute(*args)))
+    monkeypatch.setattr(cache, "waited_for", lambda lock, on_wait: waited_for(lock, lambda: (on_wait(), waiting.set())))
     with waited_for(target.with_name(target.name + ".lock")):  # another grid worker is computing it
         worker = threading.Thread(target=lambda: answers.update(got=cache.cached_vectors("toy:mini", sentences, home, "toy")))
         worker.start()
-        worker.join(0.5)
-        assert worker.is_alive()  # waits for the lock instead of computing the same cache beside the other one
+        assert waiting.wait(30)  # it found the lock held: it waits instead of computing the same cache beside the other one
+        assert worker.is_alive()
         real_compute(resolve("toy:mini", home), sentences, target, "toy")
     worker.join(30)
     vectors, computed = answers["got"]

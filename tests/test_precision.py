@@ -5,6 +5,7 @@ recorded only where it is not the default (old runs keep their fingerprints)."""
 import subprocess
 import sys
 
+import flair
 import numpy as np
 import pytest
 import torch
@@ -80,6 +81,7 @@ def test_precision_is_checked_and_recorded_only_when_set():
 
 
 def test_bfloat16_training_on_a_cpu_without_it_is_a_one_line_error(monkeypatch, tmp_path):
+    monkeypatch.setattr(flair, "device", torch.device("cpu"))
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
     characters = Dictionary()
     characters.add_item("w")
@@ -92,7 +94,7 @@ def test_bfloat16_training_on_a_cpu_without_it_is_a_one_line_error(monkeypatch, 
     with pytest.raises(FlairsuiteError) as caught:
         train_tagger(tagger, train, train, {"max_epochs": 1, "precision": "bfloat16"}, seed=1, checkpoint_path=tmp_path / "x.pt")
     assert str(caught.value) == ("training settings: precision bfloat16 needs a device that computes bfloat16, and this CPU has no "
-                                 "bfloat16 units (AVX-512 BF16 or AMX): use precision float32 (or auto)")
+                                 "bfloat16 units (AVX-512 BF16 or AMX): use precision float32")
     assert not (tmp_path / "x.pt").exists()
     train_tagger(tagger, train, train, {"max_epochs": 1}, seed=1, checkpoint_path=tmp_path / "x.pt")  # float32 trains
 

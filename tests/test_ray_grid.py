@@ -130,3 +130,21 @@ def test_ray_needs_a_reachable_cluster(lm_home, tmp_path) -> None:
     assert "Traceback" not in result.output
     gpus = tag(home, corpora, experiment, "--gpus", "1")
     assert gpus.exit_code == 1 and gpus.output.strip() == "Error: --gpus is the request of each Ray task: use it with --ray"
+
+
+def test_ray_local_refuses_bfloat16_this_cpu_cannot_train_before_starting(lm_home, tmp_path, monkeypatch) -> None:
+    import flair
+    import torch
+
+    monkeypatch.setattr(flair, "device", torch.device("cpu"))
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
+    monkeypatch.setattr("flairsuite.tagging.ray_grid.start_ray", lambda address: pytest.fail("Ray was started"))
+    corpora = write_sturm(tmp_path / "corpora")
+    experiment = experiment_yaml(tmp_path / "grid.yaml", "half", {"fwd": STACKS["fwd"]}, ["map"], [1], "{max_epochs: 1, precision: bfloat16}", "[false]")
+    home = tmp_path / "home"
+    shutil.copytree(lm_home, home)
+    result = tag(home, corpora, experiment, "--ray", "local")
+    assert result.exit_code == 1 and result.output.strip().splitlines()[-1] == (
+        f"Error: {experiment} (run sturm/fwd/map/seed-1): precision bfloat16 needs a device that computes bfloat16, and this CPU has no "
+        "bfloat16 units (AVX-512 BF16 or AMX): use precision: float32"), result.output
+    assert not (home / "cache" / "embeddings").exists()

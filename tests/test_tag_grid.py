@@ -589,7 +589,8 @@ def test_missing_lm_is_one_line_naming_the_command(lm_home, corpora, tmp_path):
 
 def test_bfloat16_where_the_cpu_cannot_is_one_line_before_any_work(lm_home, corpora, tmp_path, monkeypatch):
     """On a CPU without bfloat16 units oneDNN's LSTM fails at the first step: the grid refuses first, naming file and run."""
-    monkeypatch.setattr("flairsuite.training.native_bfloat16", lambda device: False)
+    monkeypatch.setattr(flair, "device", torch.device("cpu"))
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
     home = tmp_path / "home"
     shutil.copytree(lm_home, home)
     experiment = experiment_yaml(tmp_path / "x.yaml", "x", STACKS, ["map"], [1], "{max_epochs: 1, precision: bfloat16}", "[false]")
@@ -597,7 +598,7 @@ def test_bfloat16_where_the_cpu_cannot_is_one_line_before_any_work(lm_home, corp
     assert result.exit_code == 1 and result.output.splitlines()[:-1] == ["x: 2 runs, 0 finished before, 2 to train"], result.output
     assert result.output.splitlines()[-1] == (f"Error: {experiment} (run sturm/{next(iter(STACKS))}/map/seed-1): precision bfloat16 needs a "
                                               "device that computes bfloat16, and this CPU has no bfloat16 units (AVX-512 BF16 or AMX): "
-                                              "use precision float32 (or auto)")
+                                              "use precision: float32")
     assert not (home / "cache" / "embeddings").exists()
 
 

@@ -59,7 +59,7 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
     if ranks.device is not None and ranks.device.type == "cuda":
         flair.device = ranks.device
     precision = resolved_precision(options.get("precision") or "auto", flair.device)
-    require_precision(precision, flair.device, "train-charlm --precision")
+    require_precision(precision, flair.device, "train-charlm --precision", "--precision float32 (or auto)")
     corpus = first_on_rank_zero(  # a precision the device cannot train in was refused before this
         ranks,
         lambda: prepare_language(

@@ -15,7 +15,8 @@ is reached after the ramp. `ramp_chars: 0` trains with the full window from the 
 
 Precision: `bfloat16` runs each update's forward pass under torch's bfloat16 autocast (the LSTM and
 the decoder in bfloat16, through oneDNN on CPUs with AMX); weights, gradients, SGD, the loss and
-validation stay float32. It is a property of the invocation, not of the run: a checkpoint resumes
+validation stay float32. A device without native bfloat16 is refused with one line (`require_precision`: oneDNN's
+LSTM fails there at the first step). It is a property of the invocation, not of the run: a checkpoint resumes
 under either, and each learning-curve point records `precision` where it is not float32.
 """
 

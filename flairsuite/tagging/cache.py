@@ -79,7 +79,8 @@ def cached_vectors(spec: str, split: LabeledSplit, home: Path, desc: str, cache:
     target = cache_path(spec, split, home, cache)
     computed = False
     if not target.is_file():
-        with waited_for(target.with_name(target.name + ".lock")):  # grid workers needing it at once: one computes, the rest wait
+        waiting = lambda: tqdm.write(f"{desc}: waiting for another process computing {target}")  # noqa: E731
+        with waited_for(target.with_name(target.name + ".lock"), waiting):  # grid workers needing it at once: one computes, the rest wait
             if not target.is_file():
                 compute(resolve(spec, home), split, target, desc)
                 computed = True

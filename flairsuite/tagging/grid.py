@@ -318,6 +318,7 @@ class GridPlan:
     out: Path
     digests: dict[str, str]  # artifact digest per embedding spec
     todo: list[tuple[Run, str]]  # (run, its fingerprint)
+    path: Optional[Path] = None  # the experiment file
 
 
 def plan_experiment(
@@ -351,7 +352,7 @@ def plan_experiment(
     echo(f"{config.name}: {len(chosen)} runs" + (f" of {len(grid)} (--runs)" if patterns else "")
          + f", {len(chosen) - len(todo) - copied} finished before, " + (f"{copied} copied from other experiments, " if copied else "")
          + f"{len(todo)} to train")
-    return GridPlan(config, out, digests, todo)
+    return GridPlan(config, out, digests, todo, path)
 
 
 def train_and_record(run: Run, run_digest: str, data: GridData, out: Path, digests: dict[str, str]) -> list[str]:
@@ -385,7 +386,7 @@ def run_experiment(
     bound_primitive_cache()
     plan = plan_experiment(path, home, force, echo, patterns, keep_finished)
     for run, _ in plan.todo:  # before any embedding is computed: a precision this machine cannot train in
-        require_precision(run.train_settings.get("precision", "float32"), flair.device, f"{path} (run {run.run_id})")
+        require_precision(run.train_settings.get("precision", "float32"), flair.device, f"{path} (run {run.run_id})", "precision: float32")
     data = GridData(home, corpora_root, cache=cache)
     started, trained = time.perf_counter(), 0
     for run, run_digest in tqdm(plan.todo, desc=plan.config.name, unit="run"):

@@ -5,7 +5,7 @@ The driver (this process) plans the grid exactly as `flairsuite tag` does (`plan
 1. computes the frozen embeddings once: one task per (corpus, embedding spec, split) that some
    pending run needs, written to the embedding cache (`--cache-dir`, on storage every node sees);
 2. submits one task per pending run with its request (`--threads` CPUs, `--gpus` GPUs); Ray
-   decides where each runs, so no file lock is involved. A task trains, scores and writes the
+   decides where each runs, so no run lock is involved. A task trains, scores and writes the
    run's folder exactly as the single-process path does. When its worker process dies (killed,
    out of memory, node lost) Ray starts the task again (`--ray-retries`), and the run continues
    from its last epoch checkpoint; an error of the run itself (bad input) is not retried;
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+import torch
 from tqdm import tqdm
 
 from flairsuite.allocator import bound_primitive_cache
@@ -31,6 +32,7 @@ from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice, Run
 from flairsuite.tagging.cache import frozen
 from flairsuite.tagging.grid import CHECKPOINT_FILE, TRAIN_WITH_DEV, GridData, GridPlan, train_and_record
+from flairsuite.training import require_precision
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,10 @@ def run_experiment_on_ray(
     if not plan.todo:
         echo("nothing to train: Ray not started")
         return plan.out
+    if request.address == "local" and not request.gpus:  # the tasks run on this CPU: refuse what it cannot train first
+        for run, _ in plan.todo:
+            require_precision(run.train_settings.get("precision", "float32"), torch.device("cpu"), f"{plan.path or plan.config.name} (run {run.run_id})",
+                              "precision: float32")
     ray = start_ray(request.address)
     started = time.perf_counter()
     try:

@@ -15,7 +15,8 @@ rate; the model of the last epoch is the result.
 
 `precision: bfloat16` runs each training step's forward pass under torch's bfloat16 autocast (the
 linear maps and the LSTM in bfloat16, on CPUs with AMX through oneDNN; parameters, gradients, the
-optimizer and the CRF stay float32); dev and test decoding stay float32. With `epoch_samples`, an epoch is that many
+optimizer and the CRF stay float32); dev and test decoding stay float32. A device that does not compute bfloat16
+natively is refused with one line (`require_precision`). With `epoch_samples`, an epoch is that many
 sentences: the start of random orders of all of train, one after the other (`epoch_order`), so
 within an epoch no sentence is seen twice before every other one was seen once.
 
