@@ -29,7 +29,7 @@ from flairsuite.bert.masking import IGNORE, MaskingRule, training_batch
 from flairsuite.bert.settings import BertSettings
 from flairsuite.bert.vocabulary import continuation_ids, hf_tokenizer
 from flairsuite.distributed import Ranks
-from flairsuite.training import Budget, StreamProgress, StreamTraining, renamed_setting
+from flairsuite.training import Budget, StreamProgress, StreamTraining, native_bfloat16, renamed_setting
 
 
 @dataclass
@@ -163,7 +163,7 @@ class BertTrainer(StreamTraining[BertProgress]):
         """
         batch = {name: tensor.to(self.device, non_blocking=True) for name, tensor in batch.items()}
         chosen = batch["labels"] != IGNORE
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda"):
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda" and native_bfloat16(self.device)):
             logits, pair_logits = (self.parallel_pass if training else self.forward_pass)(batch, chosen)
             targets = batch["labels"][chosen]
             loss = F.cross_entropy(logits.float(), targets)
