@@ -18,7 +18,7 @@ QUICKSTART_LM_HOURS = 0.05  # 3 minutes per direction when no LM pair is present
               "(a run whose embedding files only moved to new names is kept).")
 @click.option("--keep-finished", is_flag=True,
               help="Keep runs finished with the same settings on other embedding files (e.g. fastText trained again on another machine).")
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, all cores].")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, all cores; --ray: 1 a run].")
 @click.option("--runs", "patterns", multiple=True, metavar="PATTERN",
               help="Only the runs whose id matches (shell-style, e.g. 'ler-*/*/map*/*'); repeatable, each must match a run.")
 @click.option(
