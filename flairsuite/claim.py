@@ -9,6 +9,7 @@ ends, killed or not, so a killed run stays resumable. The lock file (`.lock`) is
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Optional, TextIO
 
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
@@ -21,15 +22,21 @@ except ImportError:  # not POSIX (Windows): no advisory locks, a run is never sh
 LOCK_FILE = ".lock"
 
 
+def _lock_handle(lock_file: Path) -> Optional[TextIO]:
+    """`lock_file` opened for locking (its folder created); None where the platform has no advisory locks. A folder
+    that cannot be created or written is a one-line error."""
+    try:
+        lock_file.parent.mkdir(parents=True, exist_ok=True)
+        return open(lock_file, "a", encoding="utf-8") if fcntl is not None else None
+    except OSError as err:
+        raise FlairsuiteError(f"cannot write to {lock_file.parent}: {err.strerror or err}") from None
+
+
 @contextmanager
 def claimed(run_dir: Path) -> Iterator[bool]:
     """True while this process holds `run_dir`'s lock (created with its folder); False (nothing held) if another process
     holds it. A folder that cannot be created or written is a one-line error."""
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(run_dir / LOCK_FILE, "a", encoding="utf-8") if fcntl is not None else None
-    except OSError as err:
-        raise FlairsuiteError(f"cannot write to {run_dir}: {err.strerror or err}") from None
+    handle = _lock_handle(run_dir / LOCK_FILE)
     if handle is None:
         yield True
         return
@@ -52,27 +59,24 @@ def waited_for(lock_file: Path, on_wait: Callable[[], None] = lambda: None) -> I
     """Hold `lock_file`'s advisory lock for the block, waiting while another process holds it (`on_wait` is called once
     before waiting), for work that several processes may need at once and one should do, such as computing an embedding
     cache. Where the file system takes no advisory locks the block runs unlocked: at worst the work is done twice."""
-    try:
-        lock_file.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(lock_file, "a", encoding="utf-8") if fcntl is not None else None
-    except OSError as err:
-        raise FlairsuiteError(f"cannot write to {lock_file.parent}: {err.strerror or err}") from None
+    handle = _lock_handle(lock_file)
     if handle is None:
         yield
         return
     with handle:
+        locked = True
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             on_wait()
             fcntl.flock(handle, fcntl.LOCK_EX)
         except OSError:  # e.g. ENOLCK on an NFS mount without lockd
-            yield
-            return
+            locked = False
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            if locked:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 HELD, BUSY, FAILED = 1.0, 2.0, 3.0  # what rank 0 tells the other ranks of a torchrun launch

@@ -62,3 +62,22 @@ def test_the_other_ranks_stop_with_rank_zeros_verdict(tmp_path, state, message):
     with held(tmp_path / "model", Recording(rank=1, world=2, incoming=HELD)):
         entered.append(True)
     assert entered and not (tmp_path / "model").exists()  # rank 1 neither creates nor locks the folder: rank 0 does
+
+
+def test_work_waited_for_runs_unlocked_where_the_file_system_takes_no_locks(tmp_path, monkeypatch):
+    import errno
+    import fcntl
+
+    from flairsuite import claim
+
+    def no_locks(handle, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    done = []
+    with claim.waited_for(tmp_path / "cache" / "x.npy.lock"):  # no error, no traceback: the work is done, unlocked
+        done.append(True)
+    assert done and (tmp_path / "cache" / "x.npy.lock").is_file()
+    with pytest.raises(FlairsuiteError, match=r"^cannot lock .*: No locks available \(the file system takes no advisory locks\)$"):
+        with claimed(tmp_path / "run"):  # a training run, by contrast, must not go unguarded
+            pass

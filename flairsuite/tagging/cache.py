@@ -79,8 +79,8 @@ def cached_vectors(spec: str, split: LabeledSplit, home: Path, desc: str, cache:
     target = cache_path(spec, split, home, cache)
     computed = False
     if not target.is_file():
-        waiting = lambda: tqdm.write(f"{desc}: waiting for another process computing {target}")  # noqa: E731
-        with waited_for(target.with_name(target.name + ".lock"), waiting):  # grid workers needing it at once: one computes, the rest wait
+        lock = target.with_name(target.name + ".lock")  # grid workers needing it at once: one computes, the rest wait and read it
+        with waited_for(lock, lambda: tqdm.write(f"{desc}: waiting for another process computing {target}")):
             if not target.is_file():
                 compute(resolve(spec, home), split, target, desc)
                 computed = True

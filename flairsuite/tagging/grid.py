@@ -318,7 +318,12 @@ class GridPlan:
     out: Path
     digests: dict[str, str]  # artifact digest per embedding spec
     todo: list[tuple[Run, str]]  # (run, its fingerprint)
-    path: Optional[Path] = None  # the experiment file
+    path: Path  # the experiment file
+
+    def refuse_untrainable_precision(self, device: torch.device) -> None:
+        """A one-line error naming the file and run if a pending run asks for a precision `device` cannot train in."""
+        for run, _ in self.todo:
+            require_precision(run.train_settings.get("precision", "float32"), device, f"{self.path} (run {run.run_id})", "precision: float32")
 
 
 def plan_experiment(
@@ -385,8 +390,7 @@ def run_experiment(
     """
     bound_primitive_cache()
     plan = plan_experiment(path, home, force, echo, patterns, keep_finished)
-    for run, _ in plan.todo:  # before any embedding is computed: a precision this machine cannot train in
-        require_precision(run.train_settings.get("precision", "float32"), flair.device, f"{path} (run {run.run_id})", "precision: float32")
+    plan.refuse_untrainable_precision(flair.device)  # before any embedding is computed
     data = GridData(home, corpora_root, cache=cache)
     started, trained = time.perf_counter(), 0
     for run, run_digest in tqdm(plan.todo, desc=plan.config.name, unit="run"):

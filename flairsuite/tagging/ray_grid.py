@@ -32,7 +32,6 @@ from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice, Run
 from flairsuite.tagging.cache import frozen
 from flairsuite.tagging.grid import CHECKPOINT_FILE, TRAIN_WITH_DEV, GridData, GridPlan, train_and_record
-from flairsuite.training import require_precision
 
 
 @dataclass(frozen=True)
@@ -165,9 +164,7 @@ def run_experiment_on_ray(
         echo("nothing to train: Ray not started")
         return plan.out
     if request.address == "local" and not request.gpus:  # the tasks run on this CPU: refuse what it cannot train first
-        for run, _ in plan.todo:
-            require_precision(run.train_settings.get("precision", "float32"), torch.device("cpu"), f"{plan.path or plan.config.name} (run {run.run_id})",
-                              "precision: float32")
+        plan.refuse_untrainable_precision(torch.device("cpu"))
     ray = start_ray(request.address)
     started = time.perf_counter()
     try:
