@@ -587,6 +587,22 @@ def test_missing_lm_is_one_line_naming_the_command(lm_home, corpora, tmp_path):
     assert not (home / "results").exists() and not (home / "cache" / "embeddings").exists()
 
 
+
+def test_runs_left_out_by_the_pattern_may_lack_their_embedding_files(lm_home, corpora, tmp_path):
+    """`--runs` trains the runs whose files exist while another stack's LM is still training; without it the grid refuses."""
+    home = tmp_path / "home"
+    shutil.copytree(lm_home, home)
+    shutil.rmtree(home / "charlm" / "de-backward")
+    experiment = experiment_yaml(tmp_path / "x.yaml", "x", STACKS, ["map"], [1], "{max_epochs: 1, mini_batch_size: 4}", "[false]")
+    assert error_line(tag(home, corpora, experiment)).startswith(f"Error: {home}/charlm/de-backward/best-lm.pt not found")
+    result = tag(home, corpora, experiment, "--runs", "sturm/fwd/*")
+    assert result.exit_code == 0, result.output
+    assert "x: 1 runs of 2 (--runs), 0 finished before, 1 to train" in result.output
+    assert (home / "results" / "x" / "sturm" / "fwd" / "map" / "seed-1" / "metrics.json").is_file()
+    assert not (home / "results" / "x" / "sturm" / "both").exists()
+    # the refused pattern names the missing file as before
+    assert error_line(tag(home, corpora, experiment, "--runs", "sturm/both/*")).startswith(f"Error: {home}/charlm/de-backward/best-lm.pt not found")
+
 def test_bfloat16_where_the_cpu_cannot_is_one_line_before_any_work(lm_home, corpora, tmp_path, monkeypatch):
     """On a CPU without bfloat16 units oneDNN's LSTM fails at the first step: the grid refuses first, naming file and run."""
     monkeypatch.setattr(flair, "device", torch.device("cpu"))

@@ -335,14 +335,16 @@ def plan_experiment(
     """
     config = load_experiment(path)
     grid = runs(config)
-    specs = sorted({spec for run in grid for spec in run.embedding_specs})
-    digests = {spec: artifact_digest(spec, home) for spec in specs}  # a missing artifact fails here, before any work
+    chosen = select(grid, patterns)
+    # the chosen runs' files: a missing one fails here, before any work; runs left out by --runs may lack theirs (an LM
+    # still training for them)
+    digests = {spec: artifact_digest(spec, home) for spec in sorted({spec for run in chosen for spec in run.embedding_specs})}
     out = results_dir(home) / config.name
     check_state(config, path.read_text(encoding="utf-8"), out, force)
     if force:
         for stale in remove_stale(out, {out / variant(run.run_id, fix) for run in grid for fix in run.entity_fix}):
             echo(f"removed {stale} (not in the grid any more)")
-    chosen, todo, copied = select(grid, patterns), [], 0
+    todo, copied = [], 0
     for run in chosen:
         artifacts = [digests[spec] for spec in run.embedding_specs]
         run_digest = run_fingerprint(run, artifacts)
