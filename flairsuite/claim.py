@@ -6,11 +6,13 @@ model at once and overwrite each other's checkpoint. The kernel drops the lock w
 ends, killed or not, so a killed run stays resumable. The lock file (`.lock`) is git-ignored.
 """
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Optional, TextIO
+from typing import Any, Optional, TextIO
 
+from flairsuite.atomic import atomic_folder, write_json
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 
@@ -78,6 +80,22 @@ def waited_for(lock_file: Path, on_wait: Callable[[], None] = lambda: None) -> I
             if locked:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
+
+
+META_FILE = "meta.json"
+
+
+def folder_built_once(folder: Path, build: Callable[[Path], dict[str, Any]], on_wait: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """The metadata of the cache folder `folder`, built on first use: `build(temp)` fills a temporary folder and returns
+    the metadata, written last as `meta.json`; the folder then replaces any unfinished one. Processes needing it at once
+    (an LM's two directions started side by side) wait for the first (`on_wait` once) and read what it built."""
+    meta_file = folder / META_FILE
+    if not meta_file.is_file():
+        with waited_for(folder.with_name(folder.name + LOCK_FILE), on_wait):
+            if not meta_file.is_file():
+                with atomic_folder(folder, force=True) as temp:
+                    write_json(temp / META_FILE, build(temp))
+    return json.loads(meta_file.read_text(encoding="utf-8"))
 
 HELD, BUSY, FAILED = 1.0, 2.0, 3.0  # what rank 0 tells the other ranks of a torchrun launch
 

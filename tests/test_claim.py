@@ -81,3 +81,54 @@ def test_work_waited_for_runs_unlocked_where_the_file_system_takes_no_locks(tmp_
     with pytest.raises(FlairsuiteError, match=r"^cannot lock .*: No locks available \(the file system takes no advisory locks\)$"):
         with claimed(tmp_path / "run"):  # a training run, by contrast, must not go unguarded
             pass
+
+
+def test_a_cache_folder_needed_by_two_processes_at_once_is_built_once(tmp_path):
+    """train-charlm's two directions (or two train-bert runs) started side by side need the same prepared folder: the
+    first builds it, the second waits, builds nothing and reads the first one's metadata."""
+    import threading
+
+    from flairsuite.claim import folder_built_once
+
+    folder = tmp_path / "cache" / "de-1234"
+    building, release, waiting = threading.Event(), threading.Event(), threading.Event()
+    calls, results = [], {}
+
+    def slow_build(temp):
+        calls.append("first")
+        (temp / "train.npy").write_bytes(b"ids")
+        building.set()
+        assert release.wait(30)
+        return {"chars": 3}
+
+    def second_build(temp):
+        calls.append("second")
+        return {"chars": -1}
+
+    first = threading.Thread(target=lambda: results.setdefault("first", folder_built_once(folder, slow_build)))
+    first.start()
+    assert building.wait(30)
+    second = threading.Thread(target=lambda: results.setdefault("second", folder_built_once(folder, second_build, waiting.set)))
+    second.start()
+    assert waiting.wait(30)  # it found the lock held and waits
+    assert not (folder / "meta.json").exists()
+    release.set()
+    first.join(30), second.join(30)
+    assert calls == ["first"] and results == {"first": {"chars": 3}, "second": {"chars": 3}}
+    assert (folder / "train.npy").read_bytes() == b"ids"
+    assert folder_built_once(folder, second_build) == {"chars": 3} and calls == ["first"]  # later calls read it
+
+
+def test_a_failed_build_leaves_no_folder_and_the_next_call_builds_it(tmp_path):
+    from flairsuite.claim import folder_built_once
+
+    folder = tmp_path / "cache" / "de-1234"
+
+    def broken(temp):
+        (temp / "half.npy").write_bytes(b"x")
+        raise FlairsuiteError("corpus.txt, line 3: not UTF-8")
+
+    with pytest.raises(FlairsuiteError, match="line 3"):
+        folder_built_once(folder, broken)
+    assert not folder.exists() and [p.name for p in folder.parent.iterdir()] == ["de-1234.lock"]
+    assert folder_built_once(folder, lambda temp: {"ok": True}) == {"ok": True}

@@ -202,7 +202,7 @@ def test_anchors_of_other_languages_are_drawn_and_named_as_anchors():
     by_group = {[t.get_text() for t in axis.get_xticklabels()][round((x0 + x1) / 2)]: y for x0, x1, y in lines}
     assert by_group == {"wnut17": pytest.approx(49.49), "ud-en-ewt (xpos)": pytest.approx(97.85)}  # no anchor for UPOS
     legend = [t.get_text() for t in axis.get_legend().get_texts()]
-    assert "anchor (Akbik et al. 2018, Penn Treebank WSJ (not EWT))" in legend
+    assert "anchor (Akbik et al. 2018, Penn Treebank WSJ, with ELMo (not EWT))" in legend
     assert sorted(t.get_text() for t in axis.texts if t.get_text().startswith("anchor ")) == ["anchor 49.49", "anchor 97.85"]
 
 

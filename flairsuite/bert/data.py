@@ -26,8 +26,9 @@ import numpy as np
 from tokenizers import Tokenizer
 from tqdm import tqdm
 
-from flairsuite.atomic import atomic_file, atomic_folder, write_json
+from flairsuite.atomic import atomic_file
 from flairsuite.bert.vocabulary import SEP, SPECIAL_TOKENS, continuation_ids, train_wordpiece
+from flairsuite.claim import folder_built_once
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PREPARED_SPLITS, PreparedCorpus
 
@@ -158,15 +159,14 @@ def tokenize_corpus(prepared: PreparedCorpus, vocab_size: int, cache: Path) -> T
     if vocab_size <= len(SPECIAL_TOKENS) or vocab_size > 2**16:
         raise FlairsuiteError(f"--vocab-size must lie between {len(SPECIAL_TOKENS) + 1} and 65536 (got {vocab_size})")
     folder = cache / data_key(prepared, vocab_size)
-    if (folder / "meta.json").is_file():
-        return TokenizedCorpus(folder, json.loads((folder / "meta.json").read_text(encoding="utf-8")))
-    with atomic_folder(folder, force=True) as temp:
+
+    def build(temp: Path) -> dict:
         tokenizer = train_wordpiece(prepared.text_path("train"), vocab_size)
         tokenizer.save(str(temp / "tokenizer.json"))
         splits = {}
         for split in PREPARED_SPLITS:
             tokens, sentences = _write_ids(prepared.text_path(split), tokenizer, temp / f"{split}.ids", temp / f"{split}.sentences.npy")
             splits[split] = {"tokens": tokens, "sentences": sentences}
-        meta = {"prepared": str(prepared.path), "vocab_size": tokenizer.get_vocab_size(), "version": DATA_VERSION, "splits": splits}
-        write_json(temp / "meta.json", meta)
-    return TokenizedCorpus(folder, meta)
+        return {"prepared": str(prepared.path), "vocab_size": tokenizer.get_vocab_size(), "version": DATA_VERSION, "splits": splits}
+
+    return TokenizedCorpus(folder, folder_built_once(folder, build, lambda: tqdm.write(f"waiting for another process tokenizing {folder}")))

@@ -20,7 +20,8 @@ import numpy as np
 from flair.data import Dictionary
 from tqdm import tqdm
 
-from flairsuite.atomic import atomic_folder, write_json
+from flairsuite.atomic import write_json
+from flairsuite.claim import folder_built_once
 from flairsuite.corpora.raw import iter_documents, source_path
 from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset, language_segmentation
 from flairsuite.errors import FlairsuiteError
@@ -236,10 +237,9 @@ def prepare(config: PrepareConfig, root: Path, cache: Path) -> PreparedCorpus:
     sources = corpus_sources(config.raw_set, config.corpus, root)
     sentences, heldout_files = heldout_sentences(config.language, root)
     folder = cache / f"{config.language}-{cache_key(config, sources, heldout_files)}"
-    if (folder / "meta.json").is_file():
-        return PreparedCorpus(folder, json.loads((folder / "meta.json").read_text(encoding="utf-8")))
-    with atomic_folder(folder, force=True) as temp:
+
+    def build_here(temp: Path) -> dict:
         meta = build(config, sources, SentenceIndex(sentences, by_character=language_segmentation(config.language) == "characters"), temp)
-        meta["heldout_files"] = [str(p) for p in heldout_files]
-        write_json(temp / "meta.json", meta)
-    return PreparedCorpus(folder, meta)
+        return {**meta, "heldout_files": [str(p) for p in heldout_files]}
+
+    return PreparedCorpus(folder, folder_built_once(folder, build_here, lambda: tqdm.write(f"waiting for another process preparing {folder}")))

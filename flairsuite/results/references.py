@@ -48,7 +48,7 @@ REFERENCES: dict[tuple[str, str], Reference] = {
     ("danish-ner", ""): Reference(81.78, "Flair on DaNE, another annotation of the same treebank, PER/ORG/LOC: DaNLP ner.md", ANCHOR),
     ("dane", ""): Reference(81.78, "Flair on DaNE, PER/ORG/LOC averaged, MISC excluded: DaNLP ner.md", ANCHOR),
     ("cluener", ""): Reference(70.00, "CLUENER2020 BiLSTM-CRF, macro F1 on the hidden official test (BERT-base 78.82): CLUEbenchmark", ANCHOR),
-    ("ud-en-ewt", "xpos"): Reference(97.85, "Akbik et al. 2018, Penn Treebank WSJ (not EWT)", ANCHOR),
+    ("ud-en-ewt", "xpos"): Reference(97.85, "Akbik et al. 2018, Penn Treebank WSJ, with ELMo (not EWT)", ANCHOR),
 }
 LABEL_OPTIONS = ("granularity", "tags")  # the dataset options that change what the labels are
 
