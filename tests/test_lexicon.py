@@ -376,6 +376,50 @@ def test_a_dataset_the_raw_text_already_holds_is_not_added_twice(tmp_path, monke
         "Error: --add-dataset cluener: its train text is already in the raw text (raw-zh source cluener-train); leave the option out")
 
 
+
+def test_added_datasets_must_be_labeled_and_of_the_language(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(tmp_path / "home"))
+    corpus = write_file(tmp_path / "raw.txt", "Franz Marc schrieb .\n")
+    common = ["--corpus", str(corpus), "--corpora-dir", str(tmp_path / "corpora")]
+    other = run("discover-words", "--lang", "de", "--add-dataset", "cluener", *common)
+    assert other.exit_code == 1 and other.stderr.strip() == "Error: --add-dataset cluener: a zh dataset, and the lexicon is for --lang de"
+    raw = run("discover-words", "--lang", "de", "--add-dataset", "raw-de", *common)
+    assert raw.exit_code == 1 and raw.stderr.strip().startswith("Error: --add-dataset raw-de: a raw-text set, not a labeled dataset")
+
+
+def test_a_corpus_too_small_for_any_entry_is_refused_with_what_to_change(tmp_path, monkeypatch):
+    """Under 500 documents no n-gram in at most 1 % of them reaches 5 occurrences unless it repeats inside one: the
+    lexicon would be empty and every token tagged "no match", so nothing is written and the error says why."""
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(tmp_path / "home"))
+    corpus = write_file(tmp_path / "raw.txt", "".join(f"Franz Marc schrieb Brief {i} .\n" for i in range(300)))
+    result = run("discover-words", "--lang", "de", "--corpus", str(corpus), "--corpora-dir", str(tmp_path / "corpora"))
+    assert result.exit_code == 1
+    last = result.stderr.strip().splitlines()[-1]
+    found = re.fullmatch(
+        r"Error: no entry found in [\d,]+ units of (\d+) documents \(an entry must occur >= 5 times and in at most 1% of the "
+        r"documents: with \1 documents that leaves only n-grams repeated inside one document\); give more text \(a document "
+        r"per line\), or raise --common-share or lower --min-count", last)
+    assert found and 290 <= int(found.group(1)) <= 300, last  # the train split: valid and test take their share
+    assert not (tmp_path / "home" / "lexicons" / "de.tsv").exists()
+
+
+def test_hand_made_word_entries_with_punctuation_match_both_rules(tmp_path):
+    """Text splits into words and single punctuation marks (rawtext.tokens): so do the entries read from a file."""
+    path = write_file(tmp_path / "l.tsv", "# flairsuite lexicon: units=words language=de\nentry\nSt. Pauli\nMærsk-Møller\nFranz Marc\n")
+    lex = read_lexicon(path)
+    assert lex.entries == (("St", ".", "Pauli"), ("Mærsk", "-", "Møller"), ("Franz", "Marc"))
+    line = "Am Hafen von St. Pauli traf Franz Marc die Mærsk-Møller ."
+    for rule in ("maximum", "daluke"):
+        spans = LexiconMatcher(lex, rule).text_spans(line)
+        assert [line[start:end] for start, end, _ in spans] == ["St. Pauli", "Franz Marc", "Mærsk-Møller"], rule
+
+
+def test_the_daluke_rule_on_a_characters_lexicon_is_refused(tmp_path):
+    path = write_file(tmp_path / "zh.tsv", "# flairsuite lexicon: units=characters language=zh\nentry\n北京大学\n")
+    with pytest.raises(FlairsuiteError) as error:
+        LexiconMatcher(read_lexicon(path), "daluke")
+    assert str(error.value) == f"{path}: the daluke rule matches word lexicons, and this one's units are characters: use the maximum rule"
+
 NER_TRAIN = "Franz\tB-pers\nMarc\tI-pers\nmalte\tO\nin\tO\nBerlin\tB-place\n.\tO\n\nElse\tB-pers\nkam\tO\nnach\tO\nWien\tB-place\n"
 NER_TEST = "Franz\tB-pers\nMarc\tI-pers\nkam\tO\nnach\tO\nBerlin\tB-place\n"
 

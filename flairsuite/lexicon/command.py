@@ -27,10 +27,15 @@ def text_documents(path: Path, characters: bool) -> Iterator[list[str]]:
             yield tokenize(line, characters)
 
 
-def dataset_train_path(name: str, root: Path, raw_files: dict[Path, str]) -> Path:
-    """The train file of labeled dataset `name`; missing, or already held by the raw text (`raw_files`: resolved
-    path -> raw set and source, so it is not counted twice), it is a one-line error."""
+def dataset_train_path(name: str, language: str, root: Path, raw_files: dict[Path, str]) -> Path:
+    """The train file of labeled dataset `name` of `language`; another language's or an unlabeled set, a missing file,
+    or one the raw text already holds (`raw_files`: resolved path -> raw set and source, so it is not counted twice),
+    is a one-line error."""
     spec = dataset(name)
+    if spec.task == "raw":
+        raise FlairsuiteError(f"--add-dataset {name}: a raw-text set, not a labeled dataset (raw text comes from --corpus or the language's raw set)")
+    if spec.language != language:
+        raise FlairsuiteError(f"--add-dataset {name}: a {spec.language} dataset, and the lexicon is for --lang {language}")
     entry = spec.splits.get("train")
     path = spec.locate(entry, root) if entry is not None else None
     if path is None:
@@ -74,13 +79,15 @@ def discover_command(options: dict[str, Any], root: Path, out: Path) -> Iterator
     if out.exists() and not options["force"]:
         raise FlairsuiteError(f"{out} exists: pass --force to replace it")
     raw_files = {} if options["corpus"] else raw_source_files(language, root)
-    added = {name: dataset_train_path(name, root, raw_files) for name in options["add_dataset"]}
+    added = {name: dataset_train_path(name, language, root, raw_files) for name in options["add_dataset"]}
     corpus = prepare_language(language, options["corpus"], options["corpora_dir"])
     started = time.perf_counter()
     documents: list[Iterable[list[str]]] = [text_documents(corpus.text_path("train"), units == "characters")]
     documents += [dataset_documents(name, path, units == "characters") for name, path in added.items()]
     text = unit_text(document for source in documents for document in source)
     table = discover(text, settings, "" if units == "characters" else " ")
+    if table.empty:
+        raise FlairsuiteError(empty_lexicon_reason(text.size, text.document_count, settings))
     write_lexicon(out, table, units, language)
     seconds = time.perf_counter() - started
     yield (f"{out}: {len(table):,} entries ({units}, {settings.shortest}-{settings.longest} units, count >= {settings.min_count}, "
@@ -89,6 +96,17 @@ def discover_command(options: dict[str, Any], root: Path, out: Path) -> Iterator
            f"from {text.size:,} units in {text.document_count:,} documents, {seconds:.0f} s")
     lexicon = read_lexicon(out)
     yield from coverage_lines(language_coverage(lexicon, LexiconMatcher(lexicon), language, root))
+
+
+def empty_lexicon_reason(units: int, documents: int, settings: DiscoverySettings) -> str:
+    """Why discovery kept nothing, and which option to change: a corpus of few documents lets no n-gram in over
+    `common_share` of them (a common word) reach `min_count` unless it repeats inside one document."""
+    reason = (f"no entry found in {units:,} units of {documents:,} documents (an entry must occur >= {settings.min_count} times "
+              f"and in at most {settings.common_share:.0%} of the documents")
+    if settings.common_share * documents < settings.min_count:
+        return (f"{reason}: with {documents:,} documents that leaves only n-grams repeated inside one document); give more "
+                f"text (a document per line), or raise --common-share or lower --min-count")
+    return f"{reason}); give more text, or lower --min-count"
 
 
 def coverage_lines(found: list[Coverage]) -> Iterator[str]:

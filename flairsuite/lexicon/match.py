@@ -53,6 +53,9 @@ class LexiconMatcher:
     def __init__(self, lexicon: Lexicon, rule: str = "maximum") -> None:
         if rule not in RULES:
             raise FlairsuiteError(f"unknown matching rule '{rule}' (known: {', '.join(RULES)})")
+        if rule == "daluke" and lexicon.units == "characters":  # it compares characters after word starts: none in Chinese text
+            raise FlairsuiteError(f"{lexicon.source or 'the lexicon'}: the daluke rule matches word lexicons, and this one's units "
+                                  "are characters: use the maximum rule")
         self.lexicon, self.rule = lexicon, rule
         self.characters = lexicon.units == "characters"
         self.bulk = BulkMaximum(lexicon) if rule == "maximum" else BulkDaluke(lexicon)

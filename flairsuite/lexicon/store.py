@@ -6,8 +6,8 @@
 
 The header comment says how the entries split into units: `characters` (Chinese: every character
 a unit, entries written without spaces) or `words` (word tokens, entries written with single
-spaces). A hand-made lexicon needs only the comment line and the `entry` column; the scores are
-optional (`score` feeds the optional score buckets of the `lexicon:` embedding).
+spaces; an entry splits as text does, so `St. Pauli` is the tokens `St`, `.`, `Pauli`). A hand-made
+lexicon needs only the comment line and the `entry` column; the scores are optional (`score` feeds the optional score buckets of the `lexicon:` embedding).
 """
 
 import math
@@ -19,6 +19,7 @@ import pandas as pd
 
 from flairsuite.atomic import write_text
 from flairsuite.errors import FlairsuiteError, InputError, read_utf8
+from flairsuite.rawtext.tokens import tokenize
 
 UNITS = ("characters", "words")
 MAGIC = "# flairsuite lexicon:"
@@ -41,8 +42,9 @@ class Lexicon:
 
 
 def split_entry(text: str, units: str) -> tuple[str, ...]:
-    """`"北京大学"` -> 4 characters; `"Franz Marc"` -> 2 words."""
-    return tuple(char for char in text if not char.isspace()) if units == "characters" else tuple(text.split())
+    """`"北京大学"` -> 4 characters; `"Franz Marc"` -> 2 words; `"St. Pauli"` -> `St`, `.`, `Pauli`: words are split as the
+    text is (`rawtext.tokens`: punctuation is a token of its own), so an entry with a full stop or hyphen matches."""
+    return tuple(tokenize(text, units == "characters"))
 
 
 def write_lexicon(path: Path, table: pd.DataFrame, units: str, language: str) -> None:
