@@ -208,6 +208,7 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
         row["corpus_options"] = m["corpus_options"]
         row["split_note"] = m.get("split_note")
         row["train_note"] = m.get("train_note")
+        row["train"] = m.get("train") or {}  # the run's training settings (tagging/train.py)
         for split in SCORED_SPLITS:
             row.update({f"{split}_{score}": value for score, value in split_scores(row["task"], m[split]).items()})
         row.update({f"flair_{split}_f1": m["flair_f1"][split] if "flair_f1" in m else float("nan") for split in SCORED_SPLITS})

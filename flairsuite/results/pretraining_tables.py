@@ -24,7 +24,7 @@ import pandas as pd
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.results import references
-from flairsuite.results.tables import STYLES, Style, render, subsample_notes
+from flairsuite.results.tables import STYLES, Style, fine_tune_notes, render, subsample_notes
 
 ZOELLNER_2021 = "Zöllner et al. 2021"
 COLUMNS = {("germeval14", ""): "GermEval", ("arendt", ""): "H. Arendt", ("sturm", ""): "Sturm", ("ler", "coarse"): "LER CG", ("ler", "fine"): "LER FG"}
@@ -65,8 +65,8 @@ def bert_runs(runs: pd.DataFrame, tagger: str) -> pd.DataFrame:
 
 
 def column_notes(chosen: pd.DataFrame) -> dict[str, str]:
-    """The subsample footnotes, keyed by this table's column names."""
-    return subsample_notes(chosen.drop(columns="corpus_label").rename(columns={"column": "corpus_label"}))
+    """The subsample footnotes, keyed by this table's column names, and the fine-tuning length."""
+    return {**subsample_notes(chosen.drop(columns="corpus_label").rename(columns={"column": "corpus_label"})), **fine_tune_notes(chosen)}
 
 
 def mean_cell(scores: pd.Series, style: Style) -> str:

@@ -171,9 +171,28 @@ def file_notes(runs: pd.DataFrame) -> dict[str, str]:
     }
 
 
+PAPER_FINE_TUNING = "the paper: 30 × 5,000, LER 50 × 5,000 (Zöllner et al. 2021, §6.1)"
+FINE_TUNING_NOTE = "fine-tuning"
+
+
+def fine_tune_notes(runs: pd.DataFrame) -> dict[str, str]:
+    """One footnote on the fine-tuned runs' length, epochs × sentences an epoch (`epoch_samples`; the whole train set
+    where unset), beside the paper's: a table of BERTs fine-tuned shorter than the paper says so in its notes."""
+    if "train" not in runs or "fine_tune" not in runs:
+        return {}
+    tuned = runs[runs["fine_tune"].fillna(False).astype(bool)]
+    lengths = sorted({(int(s.get("max_epochs", 0)), s.get("epoch_samples")) for s in tuned["train"] if isinstance(s, dict) and s.get("max_epochs")},
+                     key=lambda pair: (pair[0], pair[1] or 0))
+    if not lengths:
+        return {}
+    shown = "; ".join(f"{epochs} × {samples:,} sentences" if samples else f"{epochs} epochs over the whole train set" for epochs, samples in lengths)
+    return {FINE_TUNING_NOTE: f"{shown} ({PAPER_FINE_TUNING})"}
+
+
 def table_notes(runs: pd.DataFrame) -> dict[str, str]:
-    """The footnotes of a table of `runs`: per corpus (`subsample_notes`), then per embedding file (`file_notes`)."""
-    return {**subsample_notes(runs), **file_notes(runs)}
+    """The footnotes of a table of `runs`: per corpus (`subsample_notes`), per embedding file (`file_notes`), then the
+    fine-tuned runs' length (`fine_tune_notes`)."""
+    return {**subsample_notes(runs), **file_notes(runs), **fine_tune_notes(runs)}
 
 
 def mark_best(cells: pd.DataFrame, means: pd.DataFrame, style: Style) -> pd.DataFrame:
