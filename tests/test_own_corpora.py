@@ -396,6 +396,23 @@ def test_experiment_fingerprint_follows_the_files_and_paths_resolve_from_the_exp
     assert len({before, changed_file, changed_fraction}) == 3
 
 
+
+def test_an_experiment_names_the_train_file_by_a_string_and_sets_training_by_a_mapping(tmp_path):
+    """In an own corpus's entry `train: FILE` names the train file, as `dev:` and `test:` do; `train: {...}` stays the
+    corpus's training overrides, as for a registered set."""
+    root = letters_corpus(tmp_path / "letters")
+    write_file(root / "older.tsv", "Else\tS-pers\n")  # another file in the folder: not read
+    (root / "train.tsv").rename(root / "letters-2024.tsv")
+    path = experiment(tmp_path / "x.yaml", "{path: letters, train: letters-2024.tsv, dev_fraction: 0.25}")
+    (corpus,) = load_experiment(path).corpora
+    assert Path(corpus.own.splits["train"].files[0]).name == "letters-2024.tsv" and corpus.train == {}
+    experiment(path, "{path: letters, train: {max_epochs: 3}, dev_fraction: 0.25}")
+    with pytest.raises(FlairsuiteError, match="no train file"):  # found by name only: none holds 'train' now
+        load_experiment(path)
+    (root / "letters-2024.tsv").rename(root / "train.tsv")
+    (corpus,) = load_experiment(path).corpora
+    assert Path(corpus.own.splits["train"].files[0]).name == "train.tsv" and corpus.train == {"max_epochs": 3}
+
 def test_experiment_errors_name_the_experiment_file_or_the_bad_line(tmp_path):
     root = letters_corpus(tmp_path / "letters")
     path = experiment(tmp_path / "x.yaml", "{path: letters}")

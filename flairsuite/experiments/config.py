@@ -220,15 +220,21 @@ def _subsample(name: str, value: Any) -> Optional[float]:
 
 
 def _own_corpus(entry: dict[str, Any], base: Path) -> CorpusChoice:
-    """An entry with `path`: the corpus in that folder (flairsuite/corpora/own.py); bad lines in its files raise InputError as they are."""
+    """An entry with `path`: the corpus in that folder (flairsuite/corpora/own.py); bad lines in its files raise InputError as they are.
+
+    `train` names the train file when it is a string (as `dev` and `test` do) and holds the corpus's training overrides
+    when it is a mapping, as for a registered set."""
+    names_file = isinstance(entry.get("train"), str)
+    folder_keys = {key: value for key, value in entry.items() if key not in (SUBSAMPLE, *CORPUS_TRAIN) or (key == "train" and names_file)}
     try:
-        spec = own_corpus({key: value for key, value in entry.items() if key not in (SUBSAMPLE, *CORPUS_TRAIN)}, base)
+        spec = own_corpus(folder_keys, base)
         _safe_name(f"{entry['path']}: name", spec.name)
     except InputError:
         raise
     except FlairsuiteError as err:
         raise FlairsuiteError(f"corpora: {err}") from None
-    return CorpusChoice(spec.name, {}, _subsample(spec.name, entry.get(SUBSAMPLE)), own=spec, **_corpus_train(spec.name, entry))
+    overrides = {key: value for key, value in entry.items() if not (key == "train" and names_file)}
+    return CorpusChoice(spec.name, {}, _subsample(spec.name, entry.get(SUBSAMPLE)), own=spec, **_corpus_train(spec.name, overrides))
 
 
 def _corpus(entry: Any, base: Path) -> CorpusChoice:
