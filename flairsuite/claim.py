@@ -81,7 +81,6 @@ def waited_for(lock_file: Path, on_wait: Callable[[], None] = lambda: None) -> I
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-
 META_FILE = "meta.json"
 
 
@@ -96,6 +95,7 @@ def folder_built_once(folder: Path, build: Callable[[Path], dict[str, Any]], on_
                 with atomic_folder(folder, force=True) as temp:
                     write_json(temp / META_FILE, build(temp))
     return json.loads(meta_file.read_text(encoding="utf-8"))
+
 
 HELD, BUSY, FAILED = 1.0, 2.0, 3.0  # what rank 0 tells the other ranks of a torchrun launch
 

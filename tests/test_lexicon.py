@@ -409,9 +409,16 @@ def test_hand_made_word_entries_with_punctuation_match_both_rules(tmp_path):
     lex = read_lexicon(path)
     assert lex.entries == (("St", ".", "Pauli"), ("Mærsk", "-", "Møller"), ("Franz", "Marc"))
     line = "Am Hafen von St. Pauli traf Franz Marc die Mærsk-Møller ."
+    # a labeled corpus keeps the full stop and hyphen inside its tokens (Sturm's `W.`, LER's `Abs.`)
+    tokens = ["Am", "Hafen", "von", "St.", "Pauli", "traf", "Franz", "Marc", "die", "Mærsk-Møller", "."]
     for rule in ("maximum", "daluke"):
-        spans = LexiconMatcher(lex, rule).text_spans(line)
-        assert [line[start:end] for start, end, _ in spans] == ["St. Pauli", "Franz Marc", "Mærsk-Møller"], rule
+        matcher = LexiconMatcher(lex, rule)
+        assert [line[start:end] for start, end, _ in matcher.text_spans(line)] == ["St. Pauli", "Franz Marc", "Mærsk-Møller"], rule
+        assert [(m.start, m.end, m.entry) for m in token_matches(matcher, tokens)] == [(3, 5, 0), (6, 8, 2), (9, 10, 1)], rule
+    # an entry inside a token's pieces covers the whole token; the units a match took are those of raw text
+    inside = LexiconMatcher(lexicon("words", "Abs"))
+    assert [(m.start, m.end) for m in token_matches(inside, ["nach", "Abs.", "2"])] == [(1, 2)]
+    assert token_matches(inside, ["Absatz"]) == []  # never a match ending inside a word
 
 
 def test_the_daluke_rule_on_a_characters_lexicon_is_refused(tmp_path):

@@ -159,6 +159,8 @@ def resolve(name: str, path: Optional[Path]) -> TokenEmbeddings:
         raise FlairsuiteError(f"lexicon:{name} needs its lexicon file")
     lexicon = read_lexicon(path)
     _, options = split_name(name)
+    if "daluke" in options and lexicon.units == "characters":  # refused when the stack is built, not at its first sentence
+        LexiconMatcher(lexicon, "daluke")
     return LexiconEmbeddings(
         [lexicon.text(entry) for entry in lexicon.entries], lexicon.units, "daluke" if "daluke" in options else "maximum",
         list(lexicon.scores), "scores" in options, name=f"lexicon-{split_name(name)[0]}",

@@ -46,9 +46,10 @@ def dataset_train_path(name: str, language: str, root: Path, raw_files: dict[Pat
 
 
 def dataset_documents(name: str, path: Path, characters: bool) -> Iterator[list[str]]:
-    """The sentences of labeled dataset `name`'s train file as unlabeled documents (labels ignored)."""
+    """The sentences of labeled dataset `name`'s train file as unlabeled documents (labels ignored), split into the units
+    of raw text (`rawtext.tokens`: `W.` -> `W`, `.`), so that entries found in them read back and match as those of raw text."""
     for sentence in read_split(dataset(name), path).sentences:
-        yield [char for token in sentence.tokens for char in token if not char.isspace()] if characters else list(sentence.tokens)
+        yield tokenize(" ".join(sentence.tokens), characters)
 
 
 def raw_source_files(language: str, root: Path) -> dict[Path, str]:

@@ -35,6 +35,7 @@ from flairsuite.lexicon.greedy import greedy_picks
 from flairsuite.lexicon.hashing import CHECK_BASE, UNIT_BASES, WINDOW_BASE, char_codes, entry_bitmap, look_up, string_hashes, token_bounds, unit_hashes
 from flairsuite.lexicon.pieces import Spans, spans_by_line, text_arrays
 from flairsuite.lexicon.store import Lexicon
+from flairsuite.rawtext.tokens import tokenize
 
 RULES = ("maximum", "daluke")
 POSITION_TAGS = ("O", "B", "I", "E", "S")
@@ -97,13 +98,21 @@ def position_tags(matches: Sequence[Match], length: int) -> list[str]:
 
 
 def token_matches(matcher: LexiconMatcher, tokens: Sequence[str]) -> list[Match]:
-    """Matches in token positions for a sentence's `tokens`: a characters lexicon (maximum rule) runs over the
-    tokens' characters and a match covers every token it touches; otherwise the tokens are the units."""
-    if matcher.rule == "daluke" or matcher.lexicon.units == "words" or all(len(token) == 1 for token in tokens):
-        return matcher.match(tokens)
-    owner = [number for number, token in enumerate(tokens) for _ in token]
-    characters = [char for token in tokens for char in token]
-    return [Match(owner[start], owner[end - 1] + 1, index) for start, end, index in matcher.maximum(characters)]
+    """Matches in token positions for a sentence's `tokens` (a labeled corpus's, whose tokens may hold punctuation:
+    `W.`, `Abs.`, `Mærsk-Møller`). The matcher runs over the units its entries and raw text are split into: characters
+    for a characters lexicon, `rawtext.tokens` pieces for a words lexicon (`W.` -> `W`, `.`); a match covers every token
+    it touches."""
+    if matcher.lexicon.units == "characters":
+        if all(len(token) == 1 for token in tokens):
+            return matcher.match(tokens)
+        pieces = [list(token) for token in tokens]
+    else:
+        pieces = [tokenize(token) or [token] for token in tokens]  # a token of spaces alone stays one unit
+        if all(len(units) == 1 for units in pieces):
+            return matcher.match(tokens)
+    owner = [number for number, units in enumerate(pieces) for _ in units]
+    found = matcher.match([unit for units in pieces for unit in units])
+    return [Match(owner[start], owner[end - 1] + 1, index) for start, end, index in found]
 
 
 class BulkMaximum:
