@@ -279,7 +279,7 @@ def test_mlm_head_is_tied_and_loss_ignores_minus_100():
 
 def test_config_rejects_unknown_attention():
     """Only 'full' and 'wwa' are accepted."""
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^attention must be one of .*, not 'sparse'$"):
         FlairsuiteBertConfig(attention="sparse")
 
 

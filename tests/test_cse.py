@@ -16,7 +16,7 @@ from flair.training_utils import store_embeddings
 from flairsuite.corpora.tags import bio_spans
 from flairsuite.models.cse import ClassStartEndTagger, cse_boundaries, decode_cse, spans_to_bio
 from flairsuite.models.entity_fix import entity_fix
-from flairsuite.models.protocol import FeatureTagger
+from flairsuite.models.protocol import FeatureTagger, features_decode, features_loss
 
 TYPES = ["A", "B"]
 FLAT = np.full((8, 2), [0.7, 0.2])  # class probabilities favouring A on every token
@@ -118,7 +118,14 @@ def trained() -> tuple[ClassStartEndTagger, list[float]]:
 
 
 def test_follows_the_training_loop_protocol(trained):
-    assert isinstance(trained[0], FeatureTagger)
+    """The suite's loop reaches the model through protocol.features_loss / features_decode: for CSE they are its own
+    methods (not the plain-SequenceTagger route), so the loop trains and decodes exactly what the model defines."""
+    model = trained[0]
+    assert isinstance(model, FeatureTagger)
+    tensor, lengths, gold = synthetic_batch(seed=3, count=8)
+    with torch.no_grad():
+        assert torch.equal(features_loss(model, tensor, lengths, gold), model.features_loss(tensor, lengths, gold))
+    assert features_decode(model, tensor, lengths) == model.features_decode(tensor, lengths)
 
 
 def test_learns_linearly_detectable_entities(trained):
