@@ -55,7 +55,8 @@ def test_curve_png_from_the_cli(tmp_path: Path) -> None:
     assert image.shape[0] > 300 and image.shape[1] > 600
     axis = curve_figure(collect(tmp_path), "train-fraction").axes[0]
     assert [text.get_text() for text in axis.get_legend().get_texts()] == ["proposed+word + bilstm-crf", "best published 87.83 (Zöllner et al. 2021, Table 8)"]
-    assert axis.get_xlabel() == "share of the training set (%)"
+    assert axis.get_xlabel() == "share of the training set (%), log scale" and axis.get_xscale() == "log"
+    assert [tick.get_text() for tick in axis.get_xticklabels()] == ["25", "100"]  # ticked at the runs' shares
 
 
 def test_curve_without_its_x_is_an_error(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ the runs' character LMs were trained on (`artifact_summaries`, the mean over the
 members, in millions). One panel per task (corpus and options), one line per stack × tagger
 (× Entity-Fix) with `train-fraction`, per tagger (× Entity-Fix) with `lm-chars` (there the stacks
 differ by their LMs, i.e. along x); points are means over seeds with the sample std as error bars,
-and the task's reference score (`references.REFERENCES`: best published or anchor) is a dashed line.
+and the task's reference score (`references.REFERENCES`: best published or anchor) is a dashed line. Shares of train
+and LM characters lie on a log2 axis ticked at the runs' values: what each doubling buys is the slope.
 `--curve epochs` draws the dev score after each training epoch (the runs' `history`) per stack × tagger: whether
 a run capped at N epochs was still rising when the cap ended it (a point's n falls where runs stopped earlier).
 Written as PNG, atomically, without pyplot state.
@@ -53,6 +54,9 @@ CURVES: dict[str, tuple[Optional[Callable[[pd.Series], Optional[float]]], str, t
     "lm-chars": (lm_chars, "characters the LM pair was trained on (millions)", ("tagger", "entity_fix")),
     "epochs": (None, "training epoch", ("embeddings", "tagger")),
 }
+
+
+DOUBLING_AXES = ("train-fraction", "lm-chars")  # drawn on a log2 x-axis, ticked at the runs' values
 
 
 def by_epoch(runs: pd.DataFrame) -> pd.DataFrame:
@@ -119,6 +123,12 @@ def curve_figure(runs: pd.DataFrame, curve: str, metric: str = SCORE, split: str
             axis.axhline(reference.value, color="0.3", linestyle=(0, (4, 2)), linewidth=1.2, label=f"{reference.kind} {reference.value:.2f} ({reference.source})")
         axis.set_title(f"{task}: {split} {title} (%), mean ± std over seeds")
         axis.set_xlabel(CURVES[curve][1])
+        if curve in DOUBLING_AXES:  # a doubling of data is one step along x: equal gains per doubling lie on a line
+            shares = sorted(chosen["x"].unique())
+            axis.set_xscale("log", base=2)
+            axis.set_xticks(shares, [f"{share:.3g}" for share in shares])
+            axis.minorticks_off()
+            axis.set_xlabel(f"{CURVES[curve][1]}, log scale")
         axis.set_ylabel(f"{split} {title} (%)")
         axis.grid(alpha=0.3)
         handles, labels = axis.get_legend_handles_labels()
