@@ -426,6 +426,12 @@ def test_the_daluke_rule_on_a_characters_lexicon_is_refused(tmp_path):
     with pytest.raises(FlairsuiteError) as error:
         LexiconMatcher(read_lexicon(path), "daluke")
     assert str(error.value) == f"{path}: the daluke rule matches word lexicons, and this one's units are characters: use the maximum rule"
+    from flairsuite.embeddings.lexicon import resolve
+
+    with pytest.raises(FlairsuiteError) as when_stacked:  # the spec lexicon:zh@daluke is refused as the stack is built
+        resolve("zh@daluke", path)
+    assert str(when_stacked.value) == str(error.value)
+    assert resolve("zh", path).rule == "maximum"
 
 NER_TRAIN = "Franz\tB-pers\nMarc\tI-pers\nmalte\tO\nin\tO\nBerlin\tB-place\n.\tO\n\nElse\tB-pers\nkam\tO\nnach\tO\nWien\tB-place\n"
 NER_TEST = "Franz\tB-pers\nMarc\tI-pers\nkam\tO\nnach\tO\nBerlin\tB-place\n"

@@ -28,7 +28,7 @@ from flair.embeddings import TokenEmbeddings
 from flair.embeddings.base import register_embeddings
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.lexicon.match import POSITION_TAGS, LexiconMatcher, position_tags, token_matches
+from flairsuite.lexicon.match import POSITION_TAGS, LexiconMatcher, check_rule, position_tags, token_matches
 from flairsuite.lexicon.store import Lexicon, read_lexicon, split_entry
 from flairsuite.paths import lexicons_dir
 
@@ -159,10 +159,10 @@ def resolve(name: str, path: Optional[Path]) -> TokenEmbeddings:
         raise FlairsuiteError(f"lexicon:{name} needs its lexicon file")
     lexicon = read_lexicon(path)
     _, options = split_name(name)
-    if "daluke" in options and lexicon.units == "characters":  # refused when the stack is built, not at its first sentence
-        LexiconMatcher(lexicon, "daluke")
+    rule = "daluke" if "daluke" in options else "maximum"
+    check_rule(lexicon, rule)  # when the stack is built, not at its first sentence (the matcher is built lazily)
     return LexiconEmbeddings(
-        [lexicon.text(entry) for entry in lexicon.entries], lexicon.units, "daluke" if "daluke" in options else "maximum",
+        [lexicon.text(entry) for entry in lexicon.entries], lexicon.units, rule,
         list(lexicon.scores), "scores" in options, name=f"lexicon-{split_name(name)[0]}",
     )
 

@@ -48,15 +48,21 @@ class Match(NamedTuple):
     entry: int  # index into the lexicon's entries
 
 
+def check_rule(lexicon: Lexicon, rule: str) -> None:
+    """A one-line error for an unknown rule, or the DaLUKE rule on a characters lexicon (it compares the characters after
+    word starts, and Chinese text has no words)."""
+    if rule not in RULES:
+        raise FlairsuiteError(f"unknown matching rule '{rule}' (known: {', '.join(RULES)})")
+    if rule == "daluke" and lexicon.units == "characters":
+        raise FlairsuiteError(f"{lexicon.source or 'the lexicon'}: the daluke rule matches word lexicons, and this one's units "
+                              "are characters: use the maximum rule")
+
+
 class LexiconMatcher:
     """The entries of a lexicon, matched by `rule`: `maximum` (`BulkMaximum`) or `daluke` (`daluke.BulkDaluke`), both vectorised."""
 
     def __init__(self, lexicon: Lexicon, rule: str = "maximum") -> None:
-        if rule not in RULES:
-            raise FlairsuiteError(f"unknown matching rule '{rule}' (known: {', '.join(RULES)})")
-        if rule == "daluke" and lexicon.units == "characters":  # it compares characters after word starts: none in Chinese text
-            raise FlairsuiteError(f"{lexicon.source or 'the lexicon'}: the daluke rule matches word lexicons, and this one's units "
-                                  "are characters: use the maximum rule")
+        check_rule(lexicon, rule)
         self.lexicon, self.rule = lexicon, rule
         self.characters = lexicon.units == "characters"
         self.bulk = BulkMaximum(lexicon) if rule == "maximum" else BulkDaluke(lexicon)

@@ -7,7 +7,8 @@
 The header comment says how the entries split into units: `characters` (Chinese: every character
 a unit, entries written without spaces) or `words` (word tokens, entries written with single
 spaces; an entry splits as text does, so `St. Pauli` is the tokens `St`, `.`, `Pauli`). A hand-made
-lexicon needs only the comment line and the `entry` column; the scores are optional (`score` feeds the optional score buckets of the `lexicon:` embedding).
+lexicon needs only the comment line and the `entry` column; the scores are optional (`score` feeds the
+optional score buckets of the `lexicon:` embedding).
 """
 
 import math
