@@ -5,7 +5,7 @@
     python benchmarks/finetune_speed.py --epochs 1 --seeds 1 --subsample 0.2 --threads 2   # a quick look
     python benchmarks/finetune_speed.py --bucket-batches 0 --epochs 6 --seeds 1 2 3 4 5  # the same batch order as Flair
 
-Both sides: AdamW (torch's defaults), learning rate 5e-5, 10 % linear warm-up then linear decay to 0,
+Both sides: AdamW (torch's defaults), learning rate 5e-5 (`--decoder-learning-rate`: the head's own), 10 % linear warm-up then linear decay to 0,
 mini-batches of 16, gradient clipping at 5, one pass over train per epoch, the model of the last
 epoch, dev F1 by the suite's scorer (seqeval strict IOB2 on raw tags). Every (side, seed) runs in a
 fresh child process, so its peak RSS (VmHWM) is its own; sides alternate seed by seed so that a
@@ -45,9 +45,10 @@ def peak_rss_mb() -> float:
     return float("nan")
 
 
-def settings(epochs: int, bucket_batches: int) -> dict:
+def settings(args: argparse.Namespace) -> dict:
     """The fine-tuning settings of both sides, as the suite's experiment key `fine_tune_train` writes them (0 pools: random batches)."""
-    return {"max_epochs": epochs, "epoch_samples": None, "mini_batch_size": 16, "learning_rate": 5e-5, "bucket_batches": bucket_batches or None}
+    return {"max_epochs": args.epochs, "epoch_samples": None, "mini_batch_size": 16, "learning_rate": 5e-5, "bucket_batches": args.bucket_batches or None,
+            **({"decoder_learning_rate": args.decoder_learning_rate} if args.decoder_learning_rate else {})}
 
 
 def suite_child(args: argparse.Namespace, home: Path) -> dict:
@@ -58,7 +59,7 @@ def suite_child(args: argparse.Namespace, home: Path) -> dict:
 
     corpus = {"name": args.corpus, **({"subsample": args.subsample} if args.subsample else {})}
     experiment = {"name": "finetune-speed", "corpora": [corpus], "embeddings": {"bert": [f"bert:{args.bert}"]}, "taggers": [args.tagger],
-                  "seeds": [args.seed], "fine_tune": True, "fine_tune_train": settings(args.epochs, args.bucket_batches)}
+                  "seeds": [args.seed], "fine_tune": True, "fine_tune_train": settings(args)}
     path = home / "finetune-speed.yaml"
     path.write_text(json.dumps(experiment), encoding="utf-8")  # JSON is YAML
     started = time.perf_counter()
@@ -102,7 +103,7 @@ def flair_child(args: argparse.Namespace, home: Path) -> dict:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="finetune-flair-") as base:
         ModelTrainer(model, corpus).fine_tune(
-            base, learning_rate=5e-5, mini_batch_size=16, max_epochs=args.epochs, warmup_fraction=0.1,
+            base, learning_rate=5e-5, mini_batch_size=16, max_epochs=args.epochs, warmup_fraction=0.1, decoder_learning_rate=args.decoder_learning_rate,
             save_final_model=False, create_file_logs=False, create_loss_file=False,
         )
     dev = strict_scores(splits["dev"].tags, raw_tags(model, sentences["dev"]))
@@ -124,6 +125,8 @@ def measure(args: argparse.Namespace, side: str, seed: int) -> dict:
                "--corpus", args.corpus, "--epochs", str(args.epochs), "--threads", str(args.threads), "--bucket-batches", str(args.bucket_batches)]
     if args.subsample:
         command += ["--subsample", str(args.subsample)]
+    if args.decoder_learning_rate:
+        command += ["--decoder-learning-rate", str(args.decoder_learning_rate)]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     if done.returncode != 0:
         raise SystemExit(f"{side} seed {seed} failed:\n{done.stderr[-3000:]}")
@@ -141,6 +144,8 @@ def main() -> None:
     parser.add_argument("--corpus", default="sturm")
     parser.add_argument("--subsample", type=float, default=None, help="a fixed share of train (both sides)")
     parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--decoder-learning-rate", type=float, default=None,
+                        help="the head's own learning rate on both sides (Flair's fine_tune option) [default: none, 5e-5 for all]")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--bucket-batches", type=int, default=50,

@@ -26,8 +26,10 @@ declare -A FLAGS=(
 )
 for name in de-mlm-abs de-mlm-abs-wwm de-mlm-rel de-mlm-rel-wwm de-mlm-rel-wwm-wwa; do
   [ -n "$ONLY" ] && [ "$ONLY" != "$name" ] && continue
-  if [ -f "bert/$name/summary.json" ] && [ ! -f "bert/$name/checkpoint.pt" ]; then
-    echo "bert/$name: trained"; continue
+  # done once its summary has seen the budget (train-bert keeps checkpoint.pt, so that alone says nothing); the
+  # learning rate's decay horizon is --max-tokens, so keep TOKENS the same across reruns or the budgets differ
+  if [ -f "bert/$name/summary.json" ] && python -c "import json, sys; sys.exit(json.load(open(sys.argv[1]))['tokens_seen'] < int(sys.argv[2]))" "bert/$name/summary.json" "$TOKENS"; then
+    echo "bert/$name: trained ($TOKENS tokens)"; continue
   fi
   resume=""; [ -f "bert/$name/checkpoint.pt" ] && resume="--resume"
   # shellcheck disable=SC2086

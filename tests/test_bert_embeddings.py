@@ -36,6 +36,7 @@ from flairsuite.embeddings import artifact_digest, artifact_path, resolve, set_t
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice
 from flairsuite.models.registry import build_tagger, fine_tune_train
+from flairsuite.models.settings import TrainSettings
 from flairsuite.paths import bert_dir
 from flairsuite.tagging.data import load_labeled
 from flairsuite.tagging.features import SplitFeatures
@@ -400,9 +401,11 @@ def tuned_setup(home: Path, corpora: Path, seed: int) -> tuple[torch.nn.Module, 
     return model, {name: SplitFeatures(split, [model.embeddings]) for name, split in load_labeled("sturm", {}, None, corpora).items()}
 
 
-def test_resumed_fine_tuning_equals_uninterrupted(tagged, tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("decoder_learning_rate", [None, 1e-3])
+def test_resumed_fine_tuning_equals_uninterrupted(tagged, tmp_path: Path, monkeypatch, decoder_learning_rate) -> None:
     home, corpora, _ = tagged
-    settings = {**fine_tune_train("sturm").record(), "max_epochs": 3, "epoch_samples": 10, "mini_batch_size": 4}
+    settings = {**fine_tune_train("sturm").record(), "max_epochs": 3, "epoch_samples": 10, "mini_batch_size": 4,
+                "decoder_learning_rate": decoder_learning_rate}
     whole, data = tuned_setup(home, corpora, 5)
     progress = train_tagger(whole, data["train"], data["dev"], settings, 7, tmp_path / "whole.pt")
 
@@ -419,6 +422,27 @@ def test_resumed_fine_tuning_equals_uninterrupted(tagged, tmp_path: Path, monkey
     expected, found = whole.state_dict(), resumed.state_dict()
     assert [key for key in expected if not torch.equal(expected[key], found[key])] == []
     assert any(not torch.equal(value, first.state_dict()[key]) for key, value in expected.items() if key.startswith("embeddings.model."))
+
+
+def test_decoder_learning_rate_trains_the_head_at_its_own_rate(tagged, tmp_path: Path) -> None:
+    home, corpora, _ = tagged
+    moved = {}
+    for rate in (None, 1e-3):
+        settings = {**fine_tune_train("sturm").record(), "max_epochs": 2, "epoch_samples": 8, "mini_batch_size": 4, "decoder_learning_rate": rate}
+        model, data = tuned_setup(home, corpora, 5)
+        start = model.crf.transitions.detach().clone()
+        training = TaggerTraining(model, data["train"], data["dev"], TrainSettings(**settings), 7, tmp_path / f"{rate}.pt")
+        groups = [{id(p) for p in group["params"]} for group in training.optimizer.param_groups]
+        bert = {id(p) for p in model.embeddings.parameters() if p.requires_grad}
+        if rate is None:
+            assert groups == [bert | {id(p) for name, p in model.named_parameters() if not name.startswith("embeddings.")}]
+        else:
+            assert groups[0] == bert and id(model.crf.transitions) in groups[1] and not groups[0] & groups[1]
+        train_tagger(model, data["train"], data["dev"], settings, 7, tmp_path / f"{rate}.pt")
+        moved[rate] = (model.crf.transitions.detach() - start).abs().max().item()
+    # Adam moves a parameter by about its learning rate a step: 20 times the rate, many times the distance
+    assert moved[1e-3] > 5 * moved[None] > 0
+    assert "decoder_learning_rate" not in fine_tune_train("sturm").record()  # at its default, no record or fingerprint changes
 
 
 def test_sigkill_of_a_fine_tuning_tag_process_then_tag_again_gives_the_uninterrupted_run(home: Path, tmp_path: Path) -> None:

@@ -10,7 +10,10 @@ the experiment loader reports (`train.max_epochs must be a positive integer (fou
 Fine-tuning a BERT with the tagger (`fine_tune: true`) trains differently: AdamW, a learning rate
 warmed up linearly over the first `warmup_fraction` of all steps and then decayed linearly to 0
 (`schedule: linear`, Flair's `ModelTrainer.fine_tune`), and epochs of `epoch_samples` sentences
-instead of one pass over train (the registry's `fine_tune_train`).
+instead of one pass over train (the registry's `fine_tune_train`). `decoder_learning_rate` (Flair's
+`fine_tune` option of that name) trains the parameters outside the embeddings — the head, a CRF's
+transitions, LCRF-NER's weights, a BiLSTM — at their own rate; Flair's default, and this class's, is
+none (everything at `learning_rate`).
 
 Run records and fingerprints hold the settings as a plain dict (`record()`), values as written: an
 override `learning_rate: 1` stays the int 1, so a fingerprint never changes because of this class.
@@ -32,8 +35,8 @@ OPTIMIZERS: Mapping[str, type[torch.optim.Optimizer]] = MappingProxyType(
     {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
 )
 SCHEDULES = ("plateau", "linear")  # anneal on a dev plateau and keep the best dev epoch | warm-up, linear decay, last epoch
-LATER_SETTINGS = ("schedule", "warmup_fraction", "epoch_samples", "bucket_batches", "precision")  # recorded only where one differs from its default
-OMITTED_AT_DEFAULT = ("precision",)  # left out of every record while at its default: no record from before it changes
+LATER_SETTINGS = ("schedule", "warmup_fraction", "epoch_samples", "bucket_batches", "precision", "decoder_learning_rate")  # recorded only where one differs from its default
+OMITTED_AT_DEFAULT = ("precision", "decoder_learning_rate")  # left out of every record while at its default: no record from before it changes
 
 # setting -> (what its value must be, the test)
 CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
@@ -50,6 +53,7 @@ CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
         "epoch_samples": ("a positive integer, or null for one pass over train", lambda v: v is None or (is_int(v) and v > 0)),
         "bucket_batches": ("a positive integer, or null for batches in random order", lambda v: v is None or (is_int(v) and v > 0)),
         "precision": (f"one of: {', '.join(PRECISIONS)}", lambda v: isinstance(v, str) and v in PRECISIONS),
+        "decoder_learning_rate": ("a positive number, or null for learning_rate", lambda v: v is None or (is_number(v) and v > 0)),
     }
 )
 
@@ -77,6 +81,7 @@ class TrainSettings:
     epoch_samples: Optional[int] = None  # sentences per epoch (drawn from shuffled passes over train); None: one pass
     bucket_batches: Optional[int] = None  # batches of similar length from pools of this many batches (tagging/train.py); None: random
     precision: str = "float32"  # a key of PRECISIONS: "bfloat16" runs the training steps under autocast (tagging/train.py)
+    decoder_learning_rate: Optional[float] = None  # the parameters outside the embeddings (Flair's fine_tune option); None: learning_rate
 
     def __post_init__(self) -> None:
         for setting in fields(self):

@@ -150,6 +150,18 @@ def _epoch(model: torch.nn.Module, train: SplitFeatures, optimizer: torch.optim.
     return total / max(tokens, 1)
 
 
+def parameter_groups(model: torch.nn.Module, settings: TrainSettings) -> list[dict[str, Any]]:
+    """The trainable parameters as optimizer groups: one at `learning_rate`, or with `decoder_learning_rate` those of
+    `model.embeddings` (a fine-tuned BERT, trainable character or lexicon embeddings) first and the rest at that rate."""
+    trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    if settings.decoder_learning_rate is None:
+        return [{"params": [p for _, p in trainable]}]
+    inside = [p for name, p in trainable if name.startswith("embeddings.")]
+    outside = [p for name, p in trainable if not name.startswith("embeddings.")]
+    groups = [{"params": inside}] if inside else []
+    return groups + ([{"params": outside, "lr": settings.decoder_learning_rate}] if outside else [])
+
+
 class TaggerTraining(TrainingLoop[TaggerProgress]):
     """Trains `model` on `train` (see `train_tagger`); one step is one epoch."""
 
@@ -167,8 +179,7 @@ class TaggerTraining(TrainingLoop[TaggerProgress]):
     ) -> None:
         self.model, self.train, self.dev, self.settings, self.task = model, train, dev, settings, task
         self.seed, self.checkpoint_path, self.desc, self.key = seed, checkpoint_path, desc, key
-        parameters = [p for p in model.parameters() if p.requires_grad]
-        self.optimizer = settings.optimizer_class()(parameters, lr=settings.learning_rate)
+        self.optimizer = settings.optimizer_class()(parameter_groups(model, settings), lr=settings.learning_rate)
         self.linear = settings.schedule == "linear"
         if self.linear:
             batches = batch_count(settings.epoch_samples or len(train), settings.mini_batch_size, settings.bucket_batches)
