@@ -35,7 +35,8 @@ OPTIMIZERS: Mapping[str, type[torch.optim.Optimizer]] = MappingProxyType(
     {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
 )
 SCHEDULES = ("plateau", "linear")  # anneal on a dev plateau and keep the best dev epoch | warm-up, linear decay, last epoch
-LATER_SETTINGS = ("schedule", "warmup_fraction", "epoch_samples", "bucket_batches", "precision", "decoder_learning_rate")  # recorded only where one differs from its default
+# recorded only where one differs from its default
+LATER_SETTINGS = ("schedule", "warmup_fraction", "epoch_samples", "bucket_batches", "precision", "decoder_learning_rate")
 OMITTED_AT_DEFAULT = ("precision", "decoder_learning_rate")  # left out of every record while at its default: no record from before it changes
 
 # setting -> (what its value must be, the test)
