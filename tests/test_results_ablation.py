@@ -84,3 +84,28 @@ def test_ablation_is_one_layout_among_the_others(results):
     line = one_error_line(run("results", str(results / "results"), "--ablation", str(results / "ablation.yaml"), "--table8"))
     assert "give one of" in line
     assert "no such ablation file" in one_error_line(run("results", str(results / "results"), "--ablation", str(results / "none.yaml")))
+
+
+def test_fine_tuned_runs_are_their_own_reference(tmp_path):
+    """`experiment/stack/ft/tagger` names the runs that fine-tuned the stack's BERT, apart from the frozen runs of the same
+    stack and tagger in the same experiment (run ids `CORPUS/STACK/ft/TAGGER/seed-N`)."""
+    root = tmp_path / "results"
+    for seed, (frozen, head, tuned) in enumerate(zip((0.60, 0.62), (0.80, 0.82), (0.85, 0.87)), 1):
+        write_run(root, metrics(experiment="lr", embeddings="bert", tagger="map-crf", seed=seed, f1=frozen, fine_tune=False))
+        write_run(root, metrics(experiment="lr", embeddings="bert", tagger="map-crf", seed=seed, f1=head, fine_tune=True,
+                                run=f"sturm/bert/ft/map-crf/seed-{seed}"))
+        write_run(root, metrics(experiment="head-lr", embeddings="bert", tagger="map-crf", seed=seed, f1=tuned, fine_tune=True,
+                                run=f"sturm/bert/ft/map-crf/seed-{seed}"))
+    spec = tmp_path / "ft.yaml"
+    spec.write_text("baseline: lr/bert/ft/map-crf\nchanges:\n  - {change: head lr, runs: head-lr/bert/ft/map-crf}\n"
+                    "  - {change: frozen, runs: lr/bert/map-crf}\n", encoding="utf-8")
+    result = run("results", str(root), "--ablation", str(spec))
+    assert result.exit_code == 0, result.output
+    rows = table_rows(result.output)
+    assert rows["baseline / lr/bert/ft/map-crf"][1] == "86.00 ± 1.41 (2)"  # dev is test + 5: the fine-tuned runs only
+    assert rows["head lr / head-lr/bert/ft/map-crf"][1:2] == ["91.00 ± 1.41 (2)"]
+    assert rows["frozen / lr/bert/map-crf"][1] == "66.00 ± 1.41 (2)"
+    spec.write_text("baseline: head-lr/bert/map-crf\nchanges: [{change: a, runs: lr/bert/ft/map-crf}]\n", encoding="utf-8")
+    assert "baseline: head-lr has no runs of bert/map-crf" in one_error_line(run("results", str(root), "--ablation", str(spec)))
+    spec.write_text("baseline: lr/bert/tuned/map-crf\nchanges: [{change: a, runs: lr/bert/ft/map-crf}]\n", encoding="utf-8")
+    assert "experiment/stack/ft/tagger" in one_error_line(run("results", str(root), "--ablation", str(spec)))

@@ -5,7 +5,7 @@ comparison table cannot put a change beside its baseline. An ablation file names
 
 ```yaml
 title: The German recipe by measured ablation
-baseline: ablation-lm-de/lm-1h+word/bilstm-crf        # experiment/stack/tagger
+baseline: ablation-lm-de/lm-1h+word/bilstm-crf        # experiment/stack/tagger (fine-tuned runs: experiment/stack/ft/tagger)
 changes:
   - {change: without word vectors, runs: ablation-de/proposed/bilstm-crf}
   - {change: LM hidden 1024 instead of 512, runs: ablation-lm-hidden-de/lm1024+word/bilstm-crf,
@@ -27,6 +27,7 @@ import pandas as pd
 import yaml
 
 from flairsuite.errors import FlairsuiteError, InputError, read_utf8
+from flairsuite.experiments.config import FINE_TUNED
 from flairsuite.results.collect import SCORE
 from flairsuite.results.tables import STYLES, WRITERS, metric_title
 from flairsuite.results.welch import welch_interval
@@ -37,14 +38,16 @@ HEADERS = ("change", "runs", "LM valid ppl", "dev", f"Δ dev [{LEVEL * 100:.0f} 
 
 
 class RunsRef(NamedTuple):
-    """The runs of one stack and tagger in one experiment: `experiment/stack/tagger`."""
+    """The runs of one stack and tagger in one experiment: `experiment/stack/tagger`, or `experiment/stack/ft/tagger` for the
+    runs that fine-tune the stack's BERT (as their run ids say)."""
 
     experiment: str
     embeddings: str
     tagger: str
+    fine_tune: bool = False
 
     def __str__(self) -> str:
-        return "/".join(self)
+        return "/".join([self.experiment, self.embeddings, *([FINE_TUNED] if self.fine_tune else []), self.tagger])
 
 
 class Change(NamedTuple):
@@ -65,11 +68,15 @@ class Ablation(NamedTuple):
 
 
 def runs_ref(text: Any, path: Path, key: str) -> RunsRef:
-    """`experiment/stack/tagger` as a RunsRef; anything else is an error naming the file and key."""
+    """`experiment/stack/tagger` or `experiment/stack/ft/tagger` as a RunsRef; anything else is an error naming the file and key."""
     parts = [part.strip() for part in text.split("/")] if isinstance(text, str) else []
+    tuned = len(parts) == 4 and parts[2] == FINE_TUNED
+    if tuned:
+        parts = parts[:2] + parts[3:]
     if len(parts) != 3 or not all(parts):
-        raise InputError(path, None, f"{key}: expected experiment/stack/tagger (e.g. ablation-lm-de/lm-1h+word/bilstm-crf), found {text!r}")
-    return RunsRef(*parts)
+        raise InputError(path, None, f"{key}: expected experiment/stack/tagger (e.g. ablation-lm-de/lm-1h+word/bilstm-crf; fine-tuned: "
+                                     f"experiment/stack/{FINE_TUNED}/tagger), found {text!r}")
+    return RunsRef(*parts, fine_tune=tuned)
 
 
 def load_ablation(path: Path) -> Ablation:
@@ -173,7 +180,8 @@ def references(ablation: Ablation) -> list[tuple[str, RunsRef]]:
 
 
 def runs_of(frame: pd.DataFrame, ref: RunsRef) -> pd.DataFrame:
-    return frame[(frame["experiment"] == ref.experiment) & (frame["embeddings"] == ref.embeddings) & (frame["tagger"] == ref.tagger)]
+    same = (frame["experiment"] == ref.experiment) & (frame["embeddings"] == ref.embeddings) & (frame["tagger"] == ref.tagger)
+    return frame[same & (frame["fine_tune"].astype(bool) == ref.fine_tune)]
 
 
 def pending_notes(frame: pd.DataFrame, ablation: Ablation) -> list[str]:
@@ -187,7 +195,7 @@ def pending_notes(frame: pd.DataFrame, ablation: Ablation) -> list[str]:
         if runs_of(frame, ref).empty:
             stacks = ", ".join(sorted(set(frame.loc[frame["experiment"] == ref.experiment, "embeddings"])))
             if key == "baseline":
-                raise InputError(ablation.path, None, f"baseline: {ref.experiment} has no runs of {ref.embeddings}/{ref.tagger} (its stacks: {stacks})")
+                raise InputError(ablation.path, None, f"baseline: {ref.experiment} has no runs of {str(ref)[len(ref.experiment) + 1:]} (its stacks: {stacks})")
             notes.append(f"{key}: no runs of {ref} yet (stacks with runs in {ref.experiment}: {stacks})")
     return notes
 
