@@ -28,7 +28,7 @@ for name in de-mlm-abs de-mlm-abs-wwm de-mlm-rel de-mlm-rel-wwm de-mlm-rel-wwm-w
   [ -n "$ONLY" ] && [ "$ONLY" != "$name" ] && continue
   # done once its summary has seen the budget (train-bert keeps checkpoint.pt, so that alone says nothing); the
   # learning rate's decay horizon is --max-tokens, so keep TOKENS the same across reruns or the budgets differ
-  if [ -f "bert/$name/summary.json" ] && python -c "import json, sys; sys.exit(json.load(open(sys.argv[1]))['tokens_seen'] < int(sys.argv[2]))" "bert/$name/summary.json" "$TOKENS"; then
+  if [ -f "bert/$name/summary.json" ] && python -c "import json, sys; sys.exit(json.load(open(sys.argv[1])).get('tokens_seen', 0) < int(sys.argv[2]))" "bert/$name/summary.json" "$TOKENS"; then
     echo "bert/$name: trained ($TOKENS tokens)"; continue
   fi
   resume=""; [ -f "bert/$name/checkpoint.pt" ] && resume="--resume"

@@ -46,8 +46,12 @@ class RunsRef(NamedTuple):
     tagger: str
     fine_tune: bool = False
 
+    def within(self) -> str:
+        """The part after the experiment: `stack/tagger` or `stack/ft/tagger`."""
+        return "/".join([self.embeddings, *([FINE_TUNED] if self.fine_tune else []), self.tagger])
+
     def __str__(self) -> str:
-        return "/".join([self.experiment, self.embeddings, *([FINE_TUNED] if self.fine_tune else []), self.tagger])
+        return f"{self.experiment}/{self.within()}"
 
 
 class Change(NamedTuple):
@@ -195,7 +199,7 @@ def pending_notes(frame: pd.DataFrame, ablation: Ablation) -> list[str]:
         if runs_of(frame, ref).empty:
             stacks = ", ".join(sorted(set(frame.loc[frame["experiment"] == ref.experiment, "embeddings"])))
             if key == "baseline":
-                raise InputError(ablation.path, None, f"baseline: {ref.experiment} has no runs of {str(ref)[len(ref.experiment) + 1:]} (its stacks: {stacks})")
+                raise InputError(ablation.path, None, f"baseline: {ref.experiment} has no runs of {ref.within()} (its stacks: {stacks})")
             notes.append(f"{key}: no runs of {ref} yet (stacks with runs in {ref.experiment}: {stacks})")
     return notes
 

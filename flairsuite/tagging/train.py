@@ -12,7 +12,7 @@ Fine-tuning settings (`schedule: linear`, flairsuite/models/settings.py) change 
 Flair's `ModelTrainer.fine_tune`: the learning rate follows Flair's `LinearSchedulerWithWarmup`,
 stepped after every batch over all the run's batches; no annealing and no stop on a small learning
 rate; the model of the last epoch is the result. With `decoder_learning_rate` the optimizer has two groups
-(`parameter_groups`): the embeddings' parameters at `learning_rate`, the rest at that rate; the schedule scales both.
+(`learning_rate_groups`): the embeddings' parameters at `learning_rate`, the rest at that rate; the schedule scales both.
 
 `precision: bfloat16` runs each training step's forward pass under torch's bfloat16 autocast (the
 linear maps and the LSTM in bfloat16, on CPUs with AMX through oneDNN; parameters, gradients, the
@@ -151,7 +151,7 @@ def _epoch(model: torch.nn.Module, train: SplitFeatures, optimizer: torch.optim.
     return total / max(tokens, 1)
 
 
-def parameter_groups(model: torch.nn.Module, settings: TrainSettings) -> list[dict[str, Any]]:
+def learning_rate_groups(model: torch.nn.Module, settings: TrainSettings) -> list[dict[str, Any]]:
     """The trainable parameters as optimizer groups: one at `learning_rate`, or with `decoder_learning_rate` those of
     `model.embeddings` (a fine-tuned BERT, trainable character or lexicon embeddings) first and the rest at that rate."""
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
@@ -180,7 +180,7 @@ class TaggerTraining(TrainingLoop[TaggerProgress]):
     ) -> None:
         self.model, self.train, self.dev, self.settings, self.task = model, train, dev, settings, task
         self.seed, self.checkpoint_path, self.desc, self.key = seed, checkpoint_path, desc, key
-        self.optimizer = settings.optimizer_class()(parameter_groups(model, settings), lr=settings.learning_rate)
+        self.optimizer = settings.optimizer_class()(learning_rate_groups(model, settings), lr=settings.learning_rate)
         self.linear = settings.schedule == "linear"
         if self.linear:
             batches = batch_count(settings.epoch_samples or len(train), settings.mini_batch_size, settings.bucket_batches)
