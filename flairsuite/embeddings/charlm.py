@@ -5,6 +5,7 @@ below the home folder. Fixed while a tagger trains. Fast inference path: `CharLM
 hidden states over a whole batch computed with `lstm` (int8 when quantised).
 """
 
+import json
 from pathlib import Path
 from typing import Any, Optional
 
@@ -14,6 +15,7 @@ from flair.data import Sentence
 from flair.embeddings import FlairEmbeddings, TokenEmbeddings
 
 from flairsuite.charlm.recipes import languages
+from flairsuite.corpora.registry import language_segmentation
 from flairsuite.embeddings.lstm import Affine, Recurrence, doubled_cell_gate
 from flairsuite.paths import charlm_dir
 
@@ -56,9 +58,23 @@ def frozen(fine_tune: bool) -> bool:
     return True
 
 
+def trained_on_unspaced_text(path: Path) -> bool:
+    """Whether the LM at `path` learned a language written without spaces (Chinese), by the language its
+    `summary.json` records; False without a summary (an LM from elsewhere: Flair's default applies)."""
+    try:
+        language = json.loads((path.parent / "summary.json").read_text(encoding="utf-8"))["corpus"]["config"]["language"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return language_segmentation(language) == "characters"
+
+
 def resolve(name: str, path: Optional[Path]) -> TokenEmbeddings:
-    """Flair's embedding of the LM file."""
-    return FlairEmbeddings(str(path))
+    """Flair's embedding of the LM file. An LM of a language written without spaces reads each sentence as it learned
+    text, without spaces between the tokens (one per character), and gives each token the state after its own last
+    character; Flair's defaults (tokens joined by spaces, the state after the following space) would feed it spaced
+    text it never saw and give each character the state after the next one."""
+    unspaced = path is not None and trained_on_unspaced_text(path)
+    return FlairEmbeddings(str(path), tokenized_lm=not unspaced, with_whitespace=not unspaced)
 
 
 def recognizes(embedding: TokenEmbeddings) -> bool:
