@@ -147,3 +147,14 @@ def test_a_pos_tagger_is_scored_by_token_accuracy(tmp_path):
     assert "| **all** | **80.00** | 5 |" in result.output  # Otto is tagged PROPN, the file says DET: 4 of 5 right
     assert "| DET | 0.00 | 1 |" in result.output and "warning: the model never learned tag 'DET' (1 in test)" in result.output
     assert "entity" not in result.output
+
+
+def test_per_type_scores_count_the_entities_found_as_strict_iob2_does():
+    from flairsuite.tagging.scoring import strict_scores
+
+    gold = [["B-PER", "I-PER", "O", "B-LOC", "O"], ["B-ORG", "O", "B-PER"]]
+    found = [["B-PER", "I-PER", "B-LOC", "B-LOC", "I-ORG"], ["I-ORG", "B-MISC", "B-PER"]]  # an I- without its B- is no entity
+    per_type = strict_scores(gold, found)["per_type"]
+    assert {name: (s["support"], s["predicted"]) for name, s in per_type.items()} == {"PER": (2, 2), "LOC": (1, 2), "ORG": (1, 0), "MISC": (0, 1)}
+    for s in per_type.values():  # right = precision x found = recall x gold
+        assert round(s["precision"] * s["predicted"]) == round(s["recall"] * s["support"])

@@ -210,13 +210,47 @@ def test_table3_layout_orders_stacks_and_taggers_as_the_paper_with_dev_and_paper
     output = run("results", str(tmp_path), "--table3").output
     assert output.startswith("## table3: test F1 (%) in the layout of Akbik et al. 2018, Table 3, dev means beside")
     rows = table_rows(output)
-    assert rows["embeddings / tagger"] == ["sturm", "sturm dev", "paper NER-German (CoNLL-03)†"]
-    assert list(rows)[1:] == [f"{s} / {t}" for s in ("proposed+word", "proposed", "classic", "zeta") for t in ("bilstm-crf", "map-crf", "map")]
+    assert rows["embeddings / tagger"] == ["sturm†", "sturm dev", "paper NER-German (CoNLL-03)†"]
+    stacks = ("proposed+word", "proposed", "classic", "zeta")
+    assert list(rows)[1:] == [f"{s} / {t}" for s in stacks for t in ("bilstm-crf", "map-crf", "map")] + ["reference / "]
+    assert rows["reference / "] == ["87.83 (best)", "", ""]  # the small-BERT paper's best on Sturm, under Sturm's column
+    assert "† sturm: best published 87.83: Zöllner et al. 2021, Table 8" in output
     assert rows["proposed / map"] == ["**81.00 ± 1.41 (2)**", "86.00", "73.90 ± 0.09"]  # test, dev (5 points above), the paper's
     assert rows["classic / map-crf"][2] == "72.69 ± 0.12" and rows["zeta / bilstm-crf"][2] == ""
     assert output.rstrip().endswith("† paper NER-German (CoNLL-03): Akbik et al. 2018, Table 3: other data than this table's corpora, "
                                     "a reference line per row, not a target")
     assert one_error_line(run("results", str(tmp_path), "--table3", "--table8")) == "Error: give one of --table8, --table3, --table6, --table9, --ablation"
+
+
+def typed_scores(counts: dict[str, tuple[int, int, int]]) -> dict:
+    """A split's scores from per type (gold, predicted, correct) entity counts, as the suite's scorer records them."""
+    def prf(gold: int, found: int, right: int) -> dict:
+        p, r = (right / found if found else 0.0), (right / gold if gold else 0.0)
+        return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
+
+    per_type = {name: {**prf(*c), "support": c[0], "predicted": c[1]} for name, c in counts.items()}
+    return {**prf(*(sum(c[i] for c in counts.values()) for i in range(3))), "per_type": per_type}
+
+
+def test_table3_scores_anchored_corpora_by_their_anchors_measure(tmp_path):
+    # CLUENER's anchor is a macro F1 (the mean over its types), the Danish one leaves MISC out: their tables add a column
+    # of ours measured so, and the anchor stands in that column of the reference row
+    danish = {"PER": (10, 10, 9), "LOC": (10, 5, 5), "ORG": (5, 10, 3), "MISC": (20, 20, 2)}
+    cluener = {"name": (10, 10, 9), "game": (10, 5, 5), "book": (5, 10, 3)}
+    for seed in (1, 2):
+        write_run(tmp_path, metrics("danish-ner", seed=seed, dev=typed_scores(danish), test=typed_scores(danish)))
+        write_run(tmp_path, metrics("cluener", seed=seed, dev=typed_scores(cluener), test=typed_scores(cluener)))
+    output = run("results", str(tmp_path), "--table3").output
+    rows = table_rows(output)
+    assert rows["embeddings / tagger"] == ["cluener†", "cluener dev", "cluener macro F1", "danish-ner†", "danish-ner dev", "danish-ner F1 PER/LOC/ORG"]
+    micro_all = 2 * 19 / (45 + 45)  # every type: 19 right of 45 gold and 45 found
+    without_misc = 2 * 17 / (25 + 25)  # PER/LOC/ORG: 17 right of 25 gold and 25 found
+    macro = (0.9 + 2 * 1 * 0.5 / 1.5 + 2 * 0.3 * 0.6 / 0.9) / 3
+    cluener_micro = 2 * 17 / (25 + 25)
+    assert rows["proposed / bilstm-crf"] == [f"**{100 * cluener_micro:.2f} ± 0.00 (2)**", f"{100 * cluener_micro:.2f}", f"**{100 * macro:.2f} ± 0.00 (2)**",
+                                             f"**{100 * micro_all:.2f} ± 0.00 (2)**", f"{100 * micro_all:.2f}", f"**{100 * without_misc:.2f} ± 0.00 (2)**"]
+    assert rows["reference / "] == ["", "", "70.00 (anchor)", "", "", "81.78 (anchor)"]
+    assert "† danish-ner: anchor 81.78, F1 PER/LOC/ORG (ours so: column 'danish-ner F1 PER/LOC/ORG'): Flair on DaNE" in output
 
 
 def test_no_footnote_without_subsample(tmp_path):

@@ -43,11 +43,12 @@ column, so it must tell apart corpus options (`"ler (coarse)"`).
 
 import json
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Union
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 import pandas as pd
 
 from flairsuite.corpora.tasks import task
+from flairsuite.results.references import Measure, best_published
 from flairsuite.errors import FlairsuiteError, InputError, read_utf8
 from flairsuite.values import is_int, is_number
 
@@ -57,6 +58,7 @@ ENTITY_SCORES = ("precision", "recall", "f1")
 SCORE = "score"  # the column of each run's main score: its task's metric (F1, accuracy)
 SCORES = (SCORE, *ENTITY_SCORES, "accuracy")  # the columns `<split>_<score>` of a runs frame (NaN where a task lacks one)
 SCORED_SPLITS = ("test", "dev")
+REFERENCE_SCORE = "reference_score"  # `<split>_reference_score`: a run's score as its task's reference measures it (results/references.py)
 
 
 class Leaf(NamedTuple):
@@ -190,6 +192,13 @@ def split_scores(task_name: str, scores: dict[str, Any]) -> dict[str, Any]:
     return {SCORE: scores[task(task_name).metric], **values}
 
 
+def reference_measure(row: dict[str, Any]) -> Optional[Measure]:
+    """How the published reference of a run's task averages F1 where that differs from the run's own score (None: it does not,
+    or the task has no reference)."""
+    reference = best_published(row["corpus"], row["corpus_options"] or {}) if row["task"] == "ner" else None
+    return reference.measure if reference else None
+
+
 def variant_metrics_file(run_dir: Path, fix: bool) -> Path:
     """Where a run writes the metrics of its plain (`fix` false) or Entity-Fix variant."""
     return run_dir / FIX_FOLDER / METRICS_FILE if fix else run_dir / METRICS_FILE
@@ -198,7 +207,9 @@ def variant_metrics_file(run_dir: Path, fix: bool) -> Path:
 def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
     """One row per run: the run's keys, `<split>_<score>` (`score`: the task's main one; NaN where the task has no such score),
     `flair_<split>_f1` (NaN for PoS), epochs, the training history, seconds, peak memory (MiB; NaN for runs from before it was
-    recorded), torch threads (NaN before they were recorded), path."""
+    recorded), torch threads (NaN before they were recorded), path; where the task's published reference averages F1 otherwise
+    (`references.Measure`: CLUENER's macro F1, the Danish anchor's F1 without MISC) its name, `reference_measure`, and
+    `<split>_reference_score`, the run's score so measured (NaN elsewhere)."""
     rows = []
     for run in runs:
         m = run.metrics
@@ -211,6 +222,9 @@ def runs_frame(runs: list[RunMetrics]) -> pd.DataFrame:
         row["train"] = m.get("train") or {}  # the run's training settings (tagging/train.py)
         for split in SCORED_SPLITS:
             row.update({f"{split}_{score}": value for score, value in split_scores(row["task"], m[split]).items()})
+        measure = reference_measure(row)
+        row["reference_measure"] = measure.name if measure else None
+        row.update({f"{split}_{REFERENCE_SCORE}": measure.score(m[split]) if measure else float("nan") for split in SCORED_SPLITS})
         row.update({f"flair_{split}_f1": m["flair_f1"][split] if "flair_f1" in m else float("nan") for split in SCORED_SPLITS})
         row["artifact_summaries"] = m.get("artifact_summaries") or {}
         row["artifact_digests"] = m.get("artifact_digests") or {}

@@ -6,6 +6,10 @@ the taggers `bilstm-crf`, `map-crf`, `map` (others after). Columns: per corpus t
 (n), and the dev mean beside it (settings are chosen on dev); then the paper's value of the same row for the task of
 the corpora's language (CoNLL-03 German NER for German corpora; CoNLL-03 English NER and WSJ PoS for English ones).
 Those are other data: reference lines, footnoted, not targets. Entity-Fix variants are left out (the paper has none).
+A last row `reference` holds each corpus's published reference (`references.REFERENCES`: the best published on the same
+data, or an anchor), footnoted with its source; where that reference averages F1 otherwise (CLUENER's macro F1, the
+Danish anchor without MISC: `references.Measure`) a column `<corpus> <measure>` beside the corpus's dev holds ours so
+measured, and the reference stands in it.
 """
 
 from typing import Optional
@@ -14,7 +18,9 @@ import pandas as pd
 
 from flairsuite.corpora.registry import dataset
 from flairsuite.errors import FlairsuiteError
-from flairsuite.results.tables import STYLES, comparison_cells, comparison_table, metric_title, render, table_notes
+from flairsuite.results.collect import REFERENCE_SCORE
+from flairsuite.results.references import best_published
+from flairsuite.results.tables import STYLES, Style, comparison_cells, comparison_table, merged_notes, metric_title, reference_notes, render, table_notes
 
 STACK_ORDER = ("proposed+word", "proposed", "classic")
 TAGGER_ORDER = ("bilstm-crf", "map-crf", "map")
@@ -51,6 +57,35 @@ def language(corpus: str) -> Optional[str]:
         return None
 
 
+def measured_cells(runs: pd.DataFrame, style: Style) -> pd.DataFrame:
+    """Per corpus whose published reference averages F1 otherwise (`references.Measure`), the test score so measured,
+    as cells `mean ± std (n)` in a column `<corpus> <measure>` (e.g. `cluener macro F1`); rows as the comparison table."""
+    chosen = runs[runs[f"test_{REFERENCE_SCORE}"].notna()]
+    if chosen.empty:
+        return pd.DataFrame(index=comparison_table(runs).index)
+    renamed = chosen.assign(test_score=chosen[f"test_{REFERENCE_SCORE}"], corpus_label=chosen["corpus_label"] + " " + chosen["reference_measure"])
+    return comparison_cells(comparison_table(renamed), style)
+
+
+def with_reference_row(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """`cells` and a last row `reference` holding each corpus's published reference (best published or anchor,
+    `references.REFERENCES`) under the column of its measure; unchanged where no corpus has one."""
+    row = {}
+    for label, group in runs.groupby("corpus_label"):
+        first = group.iloc[0]
+        reference = best_published(first["corpus"], first["corpus_options"] or {})
+        if reference is not None:
+            measured = f"{label} {reference.measure.name}" if reference.measure else label
+            column = measured if measured in cells.columns else label  # runs without the per-type counts: the corpus's column
+            row[column] = f"{reference.value:.2f} ({reference.short})"
+    if not row:
+        return cells
+    key = ("reference",) + ("",) * (cells.index.nlevels - 1)
+    extra = pd.DataFrame([[row.get(column, "") for column in cells.columns]], columns=cells.columns,
+                         index=pd.MultiIndex.from_tuples([key], names=cells.index.names))
+    return pd.concat([cells, extra])
+
+
 def table3(runs: pd.DataFrame, fmt: str = "md") -> str:
     """One experiment's runs in the layout of Akbik et al. 2018, Table 3 (see the module docstring)."""
     runs = runs[~runs["entity_fix"].astype(bool)]
@@ -62,14 +97,19 @@ def table3(runs: pd.DataFrame, fmt: str = "md") -> str:
     dev = comparison_table(runs, split="dev").xs("mean", axis=1, level="stat")
     order = sorted(test.index, key=lambda key: (rank(key[0], STACK_ORDER), rank(key[-1], TAGGER_ORDER)))
     cells = pd.DataFrame(index=pd.MultiIndex.from_tuples(order, names=test.index.names))
+    measured = measured_cells(runs, style)
     for corpus in test.columns:
         cells[corpus] = test.loc[order, corpus].values
         cells[f"{corpus} dev"] = [("" if pd.isna(value) else f"{value:.2f}") for value in dev.loc[order, corpus]]
+        for column in measured.columns:
+            if column.startswith(f"{corpus} "):
+                cells[column] = measured.reindex(order)[column].fillna("").values
     present = {(language(corpus), task) for corpus, task in zip(runs["corpus"], runs["task"])}
-    notes = table_notes(runs)
+    notes = merged_notes(table_notes(runs), reference_notes(runs, measured_column=True))
     for name, (beside, values) in PAPER.items():
         if beside in present:
             cells[name] = [values.get(key[0], {}).get(key[-1], "") for key in order]
             notes[name] = f"{SOURCE}: other data than this table's corpora, a reference line per row, not a target"
+    cells = with_reference_row(cells, runs)
     title = f"{runs['experiment'].iloc[0]}: test {metric_title(runs, 'score')} (%) in the layout of {SOURCE}, dev means beside"
     return render(title, cells, notes, fmt)

@@ -23,6 +23,7 @@ import pandas as pd
 from flairsuite.corpora.tasks import TASKS
 from flairsuite.errors import FlairsuiteError
 from flairsuite.results.collect import SCORE, SCORED_SPLITS, SCORES
+from flairsuite.results.references import best_published
 
 KEYS = ("embeddings", "tagger")
 FIX = "entity_fix"
@@ -193,6 +194,31 @@ def table_notes(runs: pd.DataFrame) -> dict[str, str]:
     """The footnotes of a table of `runs`: per corpus (`subsample_notes`), per embedding file (`file_notes`), then the
     fine-tuned runs' length (`fine_tune_notes`)."""
     return {**subsample_notes(runs), **file_notes(runs), **fine_tune_notes(runs)}
+
+
+def reference_notes(runs: pd.DataFrame, measured_column: bool = False) -> dict[str, str]:
+    """Corpus label -> footnote with the published reference of its task (`references.REFERENCES`), e.g. `anchor 49.49
+    (Flair, ...)`, naming its measure where it averages F1 otherwise than the table (`Measure`), and with
+    `measured_column` the table's column of ours so measured."""
+    notes = {}
+    for label, group in runs.groupby("corpus_label", sort=True):
+        first = group.iloc[0]
+        reference = best_published(first["corpus"], first["corpus_options"] or {})
+        if reference is None:
+            continue
+        measure = reference.measure
+        how = "" if measure is None else f", {measure.name}" + (f" (ours so: column '{label} {measure.name}')" if measured_column else "")
+        notes[label] = f"{reference.kind} {reference.value:.2f}{how}: {reference.source}"
+    return notes
+
+
+def merged_notes(*parts: dict[str, str]) -> dict[str, str]:
+    """Footnote dicts merged in order, the notes of one label joined by `; `."""
+    merged: dict[str, str] = {}
+    for notes in parts:
+        for label, note in notes.items():
+            merged[label] = f"{merged[label]}; {note}" if label in merged else note
+    return merged
 
 
 def mark_best(cells: pd.DataFrame, means: pd.DataFrame, style: Style) -> pd.DataFrame:

@@ -12,18 +12,21 @@ from typing import Any
 
 from flair.data import get_spans_from_bio
 from seqeval.metrics import classification_report
-from seqeval.scheme import IOB2
+from seqeval.scheme import IOB2, Entities
 
 from flairsuite.corpora.tags import bio_spans
 from flairsuite.corpora.tasks import task
 
 
 def strict_scores(gold: list[list[str]], predicted: list[list[str]]) -> dict[str, Any]:
-    """Micro precision, recall, F1 and per-type scores (with gold support) in strict IOB2 mode."""
+    """Micro precision, recall, F1 and per-type scores in strict IOB2 mode, each type with its gold `support` and the
+    number of entities `predicted` (so that an F1 over some of the types can be summed up later)."""
     report = classification_report(gold, predicted, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
     micro = report["micro avg"]
+    found = Counter(entity.tag for entities in Entities(predicted, IOB2).entities for entity in entities)
     per_type = {
-        name: {"precision": float(s["precision"]), "recall": float(s["recall"]), "f1": float(s["f1-score"]), "support": int(s["support"])}
+        name: {"precision": float(s["precision"]), "recall": float(s["recall"]), "f1": float(s["f1-score"]), "support": int(s["support"]),
+               "predicted": found[name]}
         for name, s in report.items()
         if not name.endswith(" avg")
     }
