@@ -352,6 +352,18 @@ def test_discover_words_and_match_lexicon_from_the_command_line(tmp_path, monkey
     assert lex.units == "words" and ("Franz", "Marc") in lex.entries
     assert run("discover-words", "--lang", "de", "--corpus", str(corpus), "--corpora-dir", str(tmp_path)).stderr.strip().endswith(
         "exists: pass --force to replace it")
+    # a labeled set of the language present: coverage on its train and dev split (a raw text may hold a train set's text)
+    write_file(tmp_path / "corpora" / "sturm" / "train_sturm.conll", "Franz B-pers\nMarc I-pers\nschrieb O\nKandinsky B-pers\n")
+    write_file(tmp_path / "corpora" / "sturm" / "dev_sturm.conll", "Else B-pers\nLasker I-pers\nin O\nBerlin B-place\n")
+    write_file(tmp_path / "corpora" / "sturm" / "test_sturm.conll", "Wien B-place\n")
+    covered = run("discover-words", "--lang", "de", "--corpus", str(corpus), "--min-count", "3", "--common-share", "0.9", "--force",
+                  "--corpora-dir", str(tmp_path / "corpora")).stdout
+    rows = {tuple(line.split()[:2]): line.split()[2:] for line in covered.splitlines() if line.startswith("sturm ")}
+    entries = read_lexicon(out).entries
+    assert ("Franz", "Marc") in entries and ("Else", "Lasker") in entries and ("Kandinsky",) not in entries
+    assert rows[("sturm", "train")][:2] == ["2", "50.0%"]  # Franz Marc, not Kandinsky
+    assert rows[("sturm", "dev")][:2] == ["2", f"{50 * (1 + (('Berlin',) in entries)):.1f}%"]  # Else Lasker, and Berlin if kept
+    assert "sturm dev: hits " in covered
 
     text = write_file(tmp_path / "letter.txt", "Heute schrieb Franz Marc .\nnichts\n")
     matched = run("match-lexicon", str(out), str(text))
