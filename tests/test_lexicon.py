@@ -486,6 +486,13 @@ train: {max_epochs: 2}
     assert vectors[2][:16].tolist() == embedding.positions.weight[0].tolist()  # O
     assert vectors[4][:16].tolist() == embedding.positions.weight[4].tolist()  # S
     assert vectors[0][16:].tolist() == embedding.buckets.weight[embedding.bucket(0)].tolist()
+    # matching is fixed, so each distinct sentence is matched once: later epochs read the cached ids
+    calls = []
+    original = flairsuite.embeddings.lexicon.token_matches
+    monkeypatch.setattr(flairsuite.embeddings.lexicon, "token_matches", lambda *a: calls.append(a) or original(*a))
+    for _ in range(3):
+        embedding.embed([Sentence("Franz Marc kam nach Berlin".split()), Sentence("Wien".split())])
+    assert len(calls) == 1  # "Franz Marc kam nach Berlin" was matched above; only "Wien" is new
 
     text = write_file(tmp_path / "letter.txt", "Franz Marc kam nach Berlin")
     predicted = run("predict", str(model_path), str(text), "--no-fast")

@@ -11,7 +11,9 @@ The artifact is `lexicons/NAME.tsv` (`flairsuite discover-words`). Every token g
 vector of its position in the entry matched over it: B, I, E (first, inner, last token), S (a
 one-token match) or O (none), 16 dimensions; with `@scores` 8 more for the entry's score bucket
 (O: a bucket of its own). Matching is fixed (the automaton is built from the entries once, when
-first used); the vectors train with the tagger, so the kind is never cached, like `char`. The
+first used) and cached: each distinct sentence is matched once per process, its position (and bucket)
+ids kept in memory for the later epochs (`MATCH_CACHE` sentences at most). The vectors train with the
+tagger, so, like `char`, the kind has no on-disk vector cache. The
 entries, the rule and the bucket bounds are saved with the tagger (`to_params`): a saved model
 needs no lexicon file, only `import flairsuite.embeddings` (or `flairsuite predict`) so that Flair
 knows the class.
@@ -36,6 +38,7 @@ OPTIONS = ("daluke", "scores")
 POSITION_DIM = 16
 BUCKET_DIM = 8
 BUCKETS = 4  # score quartiles
+MATCH_CACHE = 500_000  # sentences whose match ids an embedding keeps (full LER train is 53,984)
 
 
 def split_name(name: str) -> tuple[str, list[str]]:
@@ -102,6 +105,7 @@ class LexiconEmbeddings(TokenEmbeddings):
         self.positions = torch.nn.Embedding(len(POSITION_TAGS), POSITION_DIM)
         self.buckets = torch.nn.Embedding(BUCKETS + 1, BUCKET_DIM) if use_scores else None  # bucket 0: no match
         self._matcher: Optional[LexiconMatcher] = None
+        self._matched: dict[tuple[str, ...], tuple[torch.Tensor, Optional[torch.Tensor]]] = {}  # tokens -> (position ids, bucket ids)
         self.to(flair.device)
         self.eval()
 
@@ -121,24 +125,37 @@ class LexiconEmbeddings(TokenEmbeddings):
         score = self.scores[entry]
         return 1 + (0 if math.isnan(score) else sum(score > bound for bound in self.bounds))
 
-    def _add_embeddings_internal(self, sentences: list[Sentence]) -> None:
+    def match_ids(self, tokens: tuple[str, ...]) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """The position ids (POSITION_TAGS) of `tokens` and, with scores, their bucket ids (0: no match); matched once, then cached."""
+        cached = self._matched.get(tokens)
+        if cached is not None:
+            return cached
+        matches = token_matches(self.matcher(), list(tokens))
         tags = {tag: index for index, tag in enumerate(POSITION_TAGS)}
+        ids = torch.tensor([tags[tag] for tag in position_tags(matches, len(tokens))], dtype=torch.long)
+        buckets = None
+        if self.buckets is not None:
+            found = [0] * len(tokens)
+            for start, end, entry in matches:
+                found[start:end] = [self.bucket(entry)] * (end - start)
+            buckets = torch.tensor(found, dtype=torch.long)
+        if len(self._matched) < MATCH_CACHE:
+            self._matched[tokens] = (ids, buckets)
+        return ids, buckets
+
+    def _add_embeddings_internal(self, sentences: list[Sentence]) -> None:
         for sentence in sentences:
-            matches = token_matches(self.matcher(), [token.text for token in sentence])
-            ids = torch.tensor([tags[tag] for tag in position_tags(matches, len(sentence))], dtype=torch.long, device=flair.device)
-            vectors = self.positions(ids)
-            if self.buckets is not None:
-                buckets = [0] * len(sentence)
-                for start, end, entry in matches:
-                    buckets[start:end] = [self.bucket(entry)] * (end - start)
-                vectors = torch.cat([vectors, self.buckets(torch.tensor(buckets, dtype=torch.long, device=flair.device))], dim=1)
+            ids, buckets = self.match_ids(tuple(token.text for token in sentence))
+            vectors = self.positions(ids.to(flair.device))
+            if buckets is not None:
+                vectors = torch.cat([vectors, self.buckets(buckets.to(flair.device))], dim=1)
             for token, vector in zip(sentence, vectors):
                 token.set_embedding(self.name, vector)
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__() if hasattr(super(), "__getstate__") else self.__dict__.copy()
         state = dict(state)
-        state["_matcher"] = None  # rebuilt from the entries
+        state["_matcher"], state["_matched"] = None, {}  # rebuilt from the entries
         return state
 
     def __str__(self) -> str:
