@@ -67,6 +67,16 @@ def test_scores_of_a_small_text_computed_by_hand():
     assert list(table.index)[0] == "A B"  # sorted by score
 
 
+def test_each_punctuation_mark_is_a_neighbour_of_its_own_and_document_ends_are_one():
+    text = unit_text([["A", "B", ","], ["x", "A", "B", "."], ["A", "B", ","], ["A", "B"], ["A", "B", "!"], ["y", "A", "B"]])
+    every = DiscoverySettings(shortest=2, longest=2, min_count=1, common_share=1.0, keep=1.0)
+    ab = discover(text, every, " ", progress=False).set_index("entry").loc["A B"]
+    # right of the 6 "A B": "," twice, "." once, "!" once, a document end twice; left: a document start 4 times, x, y
+    assert ab["right_entropy"] == pytest.approx(-sum(p * math.log2(p) for p in (2 / 6, 1 / 6, 1 / 6, 2 / 6)), abs=1e-9)
+    assert ab["left_entropy"] == pytest.approx(-sum(p * math.log2(p) for p in (4 / 6, 1 / 6, 1 / 6)), abs=1e-9)
+    assert "B ," not in set(discover(text, every, " ", progress=False)["entry"])  # marks are in no entry
+
+
 def test_trigram_mi_is_the_weakest_cut_and_single_words_have_mi_zero():
     text = unit_text([["x", "y", "z"], ["x", "y", "q"], ["p", "y", "z"]])
     table = discover(text, DiscoverySettings(shortest=1, longest=3, min_count=1, common_share=1.0, keep=1.0), " ", progress=False)
@@ -87,7 +97,7 @@ def test_punctuation_is_a_boundary_common_words_go_and_the_top_share_is_kept():
 
 
 def test_keeping_by_length_keeps_the_top_share_of_each_length():
-    text = unit_text([["x", "y", "z", "."], ["x", "y", "q"], ["p", "y", "z"], ["a", "b", "x", "y"], ["z", "q", "p"]])
+    text = unit_text([["x", "y", "z"], ["x", "y", "q"], ["p", "y", "z"], ["a", "b", "x", "y"], ["z", "q", "p"]])
     every = DiscoverySettings(shortest=1, longest=2, min_count=1, common_share=1.0, keep=1.0)
     ranked = discover(text, every, " ", progress=False)
     lengths = ranked["entry"].str.count(" ") + 1

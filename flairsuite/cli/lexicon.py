@@ -34,7 +34,7 @@ def discover_words(**options: Any) -> None:
     """New-word discovery (Jia et al. 2020, Appendix A): n-grams of the raw text scored by mutual information plus
     left and right entropy, common words removed, the top half kept; written as a lexicon TSV.
 
-    Ends with the coverage of the language's labeled NER train sets: the share of their entity
+    Ends with the coverage of the language's labeled NER sets (train and dev): the share of their entity
     mentions whose text is an entry, and the precision of the lexicon's matches.
 
     \b

@@ -2,7 +2,9 @@
 
 A text becomes one int32 array of unit ids (`UnitText`): characters for Chinese, word tokens
 otherwise, with id 0 (`BOUNDARY`) between documents and in place of every unit that is no word
-(punctuation, symbols): no n-gram crosses one. The n-grams of length n are numbered from those of
+(punctuation, symbols): no n-gram crosses one. As a neighbour (the entropies) a punctuation mark or symbol
+is itself, one id per mark (`UnitText.neighbours`), as in the paper, where the text's every character is
+a neighbour; a document start or end is one neighbour, as the line break between documents of a raw text. The n-grams of length n are numbered from those of
 length n - 1: the n-gram at position p is the pair (id of the (n-1)-gram at p, unit at p + n - 1),
 packed into one int64 and numbered by `np.unique`. So every n-gram of every position has an id,
 `NgramLevel.ids[p]` (-1 where the window holds a boundary), with its count, and any part of an
@@ -26,6 +28,8 @@ class UnitText:
     units: np.ndarray  # int32 (positions,)
     documents: np.ndarray  # int32 (positions,): the document index of each position
     vocabulary: list[str]  # id -> unit; vocabulary[0] is the boundary ""
+    neighbours: np.ndarray  # int32 (positions,): what an n-gram beside the position sees: `units`, but -k for the k-th mark (1, 2, ...)
+    marks: int  # distinct non-word units (punctuation, symbols)
 
     @property
     def size(self) -> int:
@@ -45,23 +49,24 @@ def is_word(unit: str) -> bool:
 def unit_text(documents: Iterable[list[str]]) -> UnitText:
     """The units of `documents` (each a list of unit strings) as ids; non-word units and document ends become BOUNDARY."""
     vocabulary: dict[str, int] = {"": BOUNDARY}
-    word_ids: dict[str, int] = {}
+    marks: dict[str, int] = {}
+    seen_ids: dict[str, int] = {}  # unit -> its id in `neighbours`: a word's vocabulary id, a mark's -k
     chunks: list[np.ndarray] = []
     document_ids: list[np.ndarray] = []
     for index, units in enumerate(documents):
         ids = []
         for unit in units:
-            found = word_ids.get(unit)
+            found = seen_ids.get(unit)
             if found is None:
-                found = vocabulary.setdefault(unit, len(vocabulary)) if is_word(unit) else BOUNDARY
-                word_ids[unit] = found
+                found = vocabulary.setdefault(unit, len(vocabulary)) if is_word(unit) else -marks.setdefault(unit, len(marks) + 1)
+                seen_ids[unit] = found
             ids.append(found)
         ids.append(BOUNDARY)
         chunks.append(np.asarray(ids, dtype=np.int32))
         document_ids.append(np.full(len(ids), index, dtype=np.int32))
-    units = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int32)
+    neighbours = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int32)
     docs = np.concatenate(document_ids) if document_ids else np.zeros(0, dtype=np.int32)
-    return UnitText(units, docs, list(vocabulary))
+    return UnitText(np.maximum(neighbours, BOUNDARY), docs, list(vocabulary), neighbours, len(marks))
 
 
 @dataclass
@@ -111,15 +116,17 @@ def levels(text: UnitText, longest: int) -> list[NgramLevel]:
 
 
 def neighbour_entropy(text: UnitText, level: NgramLevel, side: int) -> np.ndarray:
-    """Per n-gram id: the entropy (bits) of the unit right of it (`side` +1) or left of it (-1), a boundary counting as one unit."""
+    """Per n-gram id: the entropy (bits) of the unit right of it (`side` +1) or left of it (-1): a word, a punctuation mark
+    (each its own), or a document start or end (one neighbour)."""
     positions = np.flatnonzero(level.ids >= 0)
     neighbour_at = positions + level.n if side > 0 else positions - 1
     inside = (neighbour_at >= 0) & (neighbour_at < len(text.units))
     neighbours = np.full(len(positions), BOUNDARY, dtype=np.int64)
-    neighbours[inside] = text.units[neighbour_at[inside]]
-    codes = level.ids[positions] * len(text.vocabulary) + neighbours
+    neighbours[inside] = text.neighbours[neighbour_at[inside]]
+    width = len(text.vocabulary) + text.marks  # neighbour ids -marks..len(vocabulary)-1, shifted to 0..width-1
+    codes = level.ids[positions] * width + neighbours + text.marks
     pairs, counts = np.unique(codes, return_counts=True)
-    owners = pairs // len(text.vocabulary)  # sorted, as the codes are
+    owners = pairs // width  # sorted, as the codes are
     starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
     totals = np.add.reduceat(counts, starts).astype(np.float64)
     weighted = np.add.reduceat(counts * np.log2(counts), starts)
