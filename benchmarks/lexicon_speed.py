@@ -60,9 +60,9 @@ def counter_discovery(documents: list[list[str]], longest: int, shortest: int) -
                 if None in gram:
                     continue
                 grams[gram] += 1
-                if n >= shortest:
-                    left.setdefault(gram, Counter())[words[start - 1] if start else None] += 1
-                    right.setdefault(gram, Counter())[words[start + n] if start + n < len(words) else None] += 1
+                if n >= shortest:  # a neighbour: a word or a mark itself, a document end None
+                    left.setdefault(gram, Counter())[units[start - 1] if start else None] += 1
+                    right.setdefault(gram, Counter())[units[start + n] if start + n < len(units) else None] += 1
     for neighbours in (left, right):  # the entropies, as discover computes them
         for counts in neighbours.values():
             total = sum(counts.values())

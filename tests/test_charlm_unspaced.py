@@ -2,6 +2,7 @@
 characters without spaces between them, each token's vector the LM state after that character; Flair's defaults
 (tokens joined by spaces, the state after the next character) apply to every other language."""
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,30 @@ def test_the_fast_path_reads_the_same_text(home: Path) -> None:
     with torch.inference_mode():
         parts = [featurize([characters(CHINESE[:9]), characters(CHINESE[5:30])]) for featurize in stack_featurizers(stacked, quantize=False)]
     assert torch.allclose(torch.cat(parts, dim=1), expected, atol=1e-5)
+
+
+def test_a_saved_tagger_reloads_the_same_reading_in_plain_flair(home: Path, tmp_path: Path) -> None:
+    from flair.data import Dictionary
+    from flair.models import SequenceTagger
+
+    tags = Dictionary(add_unk=False)
+    for tag in ("O", "B-LOC", "I-LOC"):
+        tags.add_item(tag)
+    tagger = SequenceTagger(hidden_size=8, embeddings=resolve("charlm:zh-forward", home), tag_dictionary=tags, tag_type="ner")
+    tagger.save(tmp_path / "zh.pt")
+    loaded = SequenceTagger.load(tmp_path / "zh.pt").embeddings  # Flair's own classes: saved as FlairEmbeddings
+    assert type(loaded) is FlairEmbeddings and (loaded.tokenized_lm, loaded.with_whitespace) == (False, False)
+    before, after = characters(CHINESE[:10]), characters(CHINESE[:10])
+    tagger.embeddings.embed(before)
+    loaded.embed(after)
+    assert torch.allclose(torch.stack([t.get_embedding() for t in before]), torch.stack([t.get_embedding() for t in after]))
+
+
+def test_the_cache_keys_an_unspaced_reading_apart(home: Path) -> None:
+    from flairsuite.embeddings import artifact_digest
+    from flairsuite.embeddings.charlm import UNSPACED, digested
+
+    path = home / "charlm" / "zh-forward" / "best-lm.pt"
+    assert digested(path) == [path, UNSPACED] and digested(home / "charlm" / "de-forward" / "best-lm.pt")[-1] != UNSPACED
+    file_only = hashlib.sha256(b"best-lm.pt\0" + path.read_bytes()).hexdigest()  # the key of vectors read the old way
+    assert artifact_digest("charlm:zh-forward", home) != file_only

@@ -252,6 +252,27 @@ def test_table3_scores_anchored_corpora_by_their_anchors_measure(tmp_path):
     assert rows["reference / "] == ["", "", "70.00 (anchor)", "", "", "81.78 (anchor)"]
     assert "† danish-ner: anchor 81.78, F1 PER/LOC/ORG (ours so: column 'danish-ner F1 PER/LOC/ORG'): Flair on DaNE" in output
 
+    # beside fine-tuned runs of another corpus (a row level more), and a second label of the same corpus
+    write_run(tmp_path, metrics("sturm", embeddings="bert", fine_tune=True))
+    small = {"PER": (10, 10, 5), "LOC": (10, 10, 5), "MISC": (4, 4, 4)}
+    write_run(tmp_path, metrics("danish-ner (5k)", dev=typed_scores(small), test=typed_scores(small)))
+    rows = table_rows(run("results", str(tmp_path), "--table3").output)
+    header = rows["embeddings / fine-tuned"]
+    assert header[header.index("danish-ner†") + 2] == "danish-ner F1 PER/LOC/ORG"
+    assert header[header.index("danish-ner (5k)†") + 2] == "danish-ner (5k) F1 PER/LOC/ORG"
+    cells = dict(zip(header, rows["proposed / no"]))
+    assert cells["cluener macro F1"] == f"**{100 * macro:.2f} ± 0.00 (2)**" and cells["danish-ner (5k) F1 PER/LOC/ORG"] == "**50.00 ± – (1)**"
+
+
+def test_an_anchor_measure_that_no_run_allows_falls_back_to_the_corpus_column(tmp_path):
+    old = {"PER": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 3}}  # a run from before `predicted`: its found count is unknown
+    write_run(tmp_path, metrics("danish-ner", dev={"precision": 0.0, "recall": 0.0, "f1": 0.0, "per_type": old},
+                                test={"precision": 0.0, "recall": 0.0, "f1": 0.0, "per_type": old}))
+    output = run("results", str(tmp_path), "--table3").output
+    rows = table_rows(output)
+    assert rows["embeddings / tagger"] == ["danish-ner†", "danish-ner dev"] and rows["reference / "] == ["81.78 (anchor)", ""]
+    assert "† danish-ner: anchor 81.78, F1 PER/LOC/ORG: Flair on DaNE" in output  # no column named that is not there
+
 
 def test_no_footnote_without_subsample(tmp_path):
     write_run(tmp_path, metrics())

@@ -7,7 +7,7 @@ hidden states over a whole batch computed with `lstm` (int8 when quantised).
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import torch
 import torch.nn.functional as F
@@ -42,9 +42,12 @@ def build_command(name: str) -> str:
     return f"flairsuite train-charlm {lang} --direction {direction}"
 
 
-def digested(path: Optional[Path]) -> list[Path]:
-    """The files a cache key digests: the LM file."""
-    return [path]
+UNSPACED = b"read unspaced"  # keys the vectors of an LM read without spaces apart from those read the old way (Flair's)
+
+
+def digested(path: Optional[Path]) -> list[Union[Path, bytes]]:
+    """What a cache key digests: the LM file, and for an LM of text without spaces how it is read (`resolve`)."""
+    return [path, UNSPACED] if path is not None and trained_on_unspaced_text(path) else [path]
 
 
 def summarize(summary: dict[str, Any]) -> dict[str, Any]:
@@ -68,13 +71,23 @@ def trained_on_unspaced_text(path: Path) -> bool:
     return language_segmentation(language) == "characters"
 
 
+class UnspacedFlairEmbeddings(FlairEmbeddings):
+    """`FlairEmbeddings` reading text without spaces, whose saved parameters keep `with_whitespace` (Flair's own
+    `to_params` drops it, and a reloaded tagger would take the state after the next character). Not registered
+    with Flair: it saves as `FlairEmbeddings`, so plain `SequenceTagger.load` rebuilds the same reading."""
+
+    def to_params(self) -> dict[str, Any]:
+        return {**super().to_params(), "with_whitespace": self.with_whitespace}
+
+
 def resolve(name: str, path: Optional[Path]) -> TokenEmbeddings:
     """Flair's embedding of the LM file. An LM of a language written without spaces reads each sentence as it learned
     text, without spaces between the tokens (one per character), and gives each token the state after its own last
     character; Flair's defaults (tokens joined by spaces, the state after the following space) would feed it spaced
     text it never saw and give each character the state after the next one."""
-    unspaced = path is not None and trained_on_unspaced_text(path)
-    return FlairEmbeddings(str(path), tokenized_lm=not unspaced, with_whitespace=not unspaced)
+    if path is not None and trained_on_unspaced_text(path):
+        return UnspacedFlairEmbeddings(str(path), tokenized_lm=False, with_whitespace=False)
+    return FlairEmbeddings(str(path))
 
 
 def recognizes(embedding: TokenEmbeddings) -> bool:

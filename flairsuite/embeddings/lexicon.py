@@ -12,7 +12,7 @@ vector of its position in the entry matched over it: B, I, E (first, inner, last
 one-token match) or O (none), 16 dimensions; with `@scores` 8 more for the entry's score bucket
 (O: a bucket of its own). Matching is fixed (the automaton is built from the entries once, when
 first used) and cached: each distinct sentence is matched once per process, its position (and bucket)
-ids kept in memory for the later epochs (`MATCH_CACHE` sentences at most). The vectors train with the
+ids kept in memory, a byte a token, for the later epochs (`MATCH_CACHE` sentences at most). The vectors train with the
 tagger, so, like `char`, the kind has no on-disk vector cache. The
 entries, the rule and the bucket bounds are saved with the tagger (`to_params`): a saved model
 needs no lexicon file, only `import flairsuite.embeddings` (or `flairsuite predict`) so that Flair
@@ -38,7 +38,7 @@ OPTIONS = ("daluke", "scores")
 POSITION_DIM = 16
 BUCKET_DIM = 8
 BUCKETS = 4  # score quartiles
-MATCH_CACHE = 500_000  # sentences whose match ids an embedding keeps (full LER train is 53,984)
+MATCH_CACHE = 200_000  # sentences whose match ids an embedding keeps (full LER train is 53,984; about 0.3 KB each)
 
 
 def split_name(name: str) -> tuple[str, list[str]]:
@@ -105,7 +105,7 @@ class LexiconEmbeddings(TokenEmbeddings):
         self.positions = torch.nn.Embedding(len(POSITION_TAGS), POSITION_DIM)
         self.buckets = torch.nn.Embedding(BUCKETS + 1, BUCKET_DIM) if use_scores else None  # bucket 0: no match
         self._matcher: Optional[LexiconMatcher] = None
-        self._matched: dict[tuple[str, ...], tuple[torch.Tensor, Optional[torch.Tensor]]] = {}  # tokens -> (position ids, bucket ids)
+        self._matched: dict[tuple[str, ...], tuple[bytes, bytes]] = {}  # tokens -> (position ids, bucket ids; b"" without scores)
         self.to(flair.device)
         self.eval()
 
@@ -125,30 +125,32 @@ class LexiconEmbeddings(TokenEmbeddings):
         score = self.scores[entry]
         return 1 + (0 if math.isnan(score) else sum(score > bound for bound in self.bounds))
 
-    def match_ids(self, tokens: tuple[str, ...]) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """The position ids (POSITION_TAGS) of `tokens` and, with scores, their bucket ids (0: no match); matched once, then cached."""
+    def match_ids(self, tokens: tuple[str, ...]) -> tuple[bytes, bytes]:
+        """The position ids (POSITION_TAGS) of `tokens` and, with scores, their bucket ids (0: no match; b"" without
+        scores), a byte each; matched once, then cached (`MATCH_CACHE` sentences at most)."""
         cached = self._matched.get(tokens)
         if cached is not None:
             return cached
         matches = token_matches(self.matcher(), list(tokens))
         tags = {tag: index for index, tag in enumerate(POSITION_TAGS)}
-        ids = torch.tensor([tags[tag] for tag in position_tags(matches, len(tokens))], dtype=torch.long)
-        buckets = None
+        ids = bytes(tags[tag] for tag in position_tags(matches, len(tokens)))
+        buckets = b""
         if self.buckets is not None:
             found = [0] * len(tokens)
             for start, end, entry in matches:
                 found[start:end] = [self.bucket(entry)] * (end - start)
-            buckets = torch.tensor(found, dtype=torch.long)
+            buckets = bytes(found)
         if len(self._matched) < MATCH_CACHE:
             self._matched[tokens] = (ids, buckets)
         return ids, buckets
 
     def _add_embeddings_internal(self, sentences: list[Sentence]) -> None:
+        device = self.positions.weight.device
         for sentence in sentences:
             ids, buckets = self.match_ids(tuple(token.text for token in sentence))
-            vectors = self.positions(ids.to(flair.device))
-            if buckets is not None:
-                vectors = torch.cat([vectors, self.buckets(buckets.to(flair.device))], dim=1)
+            vectors = self.positions(torch.tensor(list(ids), dtype=torch.long, device=device))
+            if self.buckets is not None:
+                vectors = torch.cat([vectors, self.buckets(torch.tensor(list(buckets), dtype=torch.long, device=device))], dim=1)
             for token, vector in zip(sentence, vectors):
                 token.set_embedding(self.name, vector)
 
@@ -157,6 +159,10 @@ class LexiconEmbeddings(TokenEmbeddings):
         state = dict(state)
         state["_matcher"], state["_matched"] = None, {}  # rebuilt from the entries
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("_matched", {})  # pickled before matches were cached
+        super().__setstate__(state)
 
     def __str__(self) -> str:
         return self.name

@@ -60,11 +60,12 @@ def language(corpus: str) -> Optional[str]:
 def measured_cells(runs: pd.DataFrame, style: Style) -> pd.DataFrame:
     """Per corpus whose published reference averages F1 otherwise (`references.Measure`), the test score so measured,
     as cells `mean ± std (n)` in a column `<corpus> <measure>` (e.g. `cluener macro F1`); rows as the comparison table."""
-    chosen = runs[runs[f"test_{REFERENCE_SCORE}"].notna()]
-    if chosen.empty:
-        return pd.DataFrame(index=comparison_table(runs).index)
-    renamed = chosen.assign(test_score=chosen[f"test_{REFERENCE_SCORE}"], corpus_label=chosen["corpus_label"] + " " + chosen["reference_measure"])
-    return comparison_cells(comparison_table(renamed), style)
+    measured = runs["reference_measure"].notna()
+    renamed = runs.assign(test_score=runs[f"test_{REFERENCE_SCORE}"].where(measured),
+                          corpus_label=runs["corpus_label"].where(~measured, runs["corpus_label"] + " " + runs["reference_measure"].fillna("")))
+    table = comparison_table(renamed)  # every run, so that the rows are the comparison table's (fine_tune, entity_fix levels)
+    kept = [label for label in table.columns.get_level_values(0).unique() if table[label]["mean"].notna().any()]
+    return comparison_cells(table[kept], style) if kept else pd.DataFrame(index=table.index)
 
 
 def with_reference_row(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
@@ -101,11 +102,11 @@ def table3(runs: pd.DataFrame, fmt: str = "md") -> str:
     for corpus in test.columns:
         cells[corpus] = test.loc[order, corpus].values
         cells[f"{corpus} dev"] = [("" if pd.isna(value) else f"{value:.2f}") for value in dev.loc[order, corpus]]
-        for column in measured.columns:
-            if column.startswith(f"{corpus} "):
+        for measure in sorted(runs.loc[runs["corpus_label"] == corpus, "reference_measure"].dropna().unique()):
+            if (column := f"{corpus} {measure}") in measured.columns:
                 cells[column] = measured.reindex(order)[column].fillna("").values
     present = {(language(corpus), task) for corpus, task in zip(runs["corpus"], runs["task"])}
-    notes = merged_notes(table_notes(runs), reference_notes(runs, measured_column=True))
+    notes = merged_notes(table_notes(runs), reference_notes(runs, measured_columns=set(cells.columns)))
     for name, (beside, values) in PAPER.items():
         if beside in present:
             cells[name] = [values.get(key[0], {}).get(key[-1], "") for key in order]

@@ -16,6 +16,7 @@ column's header (`ud-en-ewt [accuracy]`) and in its title; `f1`, `precision`, `r
 import csv
 import io
 from collections import Counter
+from collections.abc import Collection
 from typing import Callable, NamedTuple, Optional
 
 import pandas as pd
@@ -196,10 +197,10 @@ def table_notes(runs: pd.DataFrame) -> dict[str, str]:
     return {**subsample_notes(runs), **file_notes(runs), **fine_tune_notes(runs)}
 
 
-def reference_notes(runs: pd.DataFrame, measured_column: bool = False) -> dict[str, str]:
+def reference_notes(runs: pd.DataFrame, measured_columns: Collection[str] = ()) -> dict[str, str]:
     """Corpus label -> footnote with the published reference of its task (`references.REFERENCES`), e.g. `anchor 49.49
-    (Flair, ...)`, naming its measure where it averages F1 otherwise than the table (`Measure`), and with
-    `measured_column` the table's column of ours so measured."""
+    (Flair, ...)`, naming its measure where it averages F1 otherwise than the table (`Measure`), and the table's column
+    of ours so measured where it is one of `measured_columns`."""
     notes = {}
     for label, group in runs.groupby("corpus_label", sort=True):
         first = group.iloc[0]
@@ -207,7 +208,8 @@ def reference_notes(runs: pd.DataFrame, measured_column: bool = False) -> dict[s
         if reference is None:
             continue
         measure = reference.measure
-        how = "" if measure is None else f", {measure.name}" + (f" (ours so: column '{label} {measure.name}')" if measured_column else "")
+        column = f"{label} {measure.name}" if measure else None
+        how = "" if measure is None else f", {measure.name}" + (f" (ours so: column '{column}')" if column in measured_columns else "")
         notes[label] = f"{reference.kind} {reference.value:.2f}{how}: {reference.source}"
     return notes
 
