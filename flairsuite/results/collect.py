@@ -29,7 +29,8 @@ memory was recorded add `"memory": {"peak_rss_anon_mb": ..., "peak_rss_mb": ...}
 run trained, flairsuite/memory.py; RssAnon leaves out the pages of the memory-mapped embedding cache)
 and `"artifact_summaries"`: per embedding spec, how its artifact was trained (e.g. a BERT's
 objective, positions, WWM, tokens seen, MLM accuracy; a char LM's characters and perplexity).
-Runs on a corpus of one tag per token (PoS, `"task": "pos"`; a file without `task` is NER) hold
+NER runs since 2026-11-27 add per type `"predicted"`, the entities found of that type (F1 over some types and the
+anchors' measures need it: results/references.py). Runs on a corpus of one tag per token (PoS, `"task": "pos"`; a file without `task` is NER) hold
 token accuracy instead of entity scores, and no `flair_f1`:
 `"test": {"accuracy": 0.95, "per_type": {"NOUN": {"accuracy": 0.97, "support": 4123}}}` (per gold tag: the
 share of its tokens tagged right). Tables show each run's main score, `score` (F1 for NER, accuracy
@@ -74,7 +75,13 @@ class EachValue(NamedTuple):
     schema: "Schema"
 
 
-Schema = Union[Leaf, EachValue, dict[str, Any]]
+class MaybeKey(NamedTuple):
+    """A key that may be missing (files written before it was recorded); where present its value follows `schema`."""
+
+    schema: "Schema"
+
+
+Schema = Union[Leaf, EachValue, MaybeKey, dict[str, Any]]
 
 
 TEXT = Leaf("a string", lambda v: isinstance(v, str))
@@ -86,7 +93,7 @@ INTEGER = Leaf("an integer", is_int)
 NUMBER = Leaf("a number", is_number)
 FRACTION = Leaf("a fraction in [0, 1]", lambda v: is_number(v) and 0 <= v <= 1)
 
-TYPE_SCORES = {**{score: FRACTION for score in ENTITY_SCORES}, "support": INTEGER}
+TYPE_SCORES = {**{score: FRACTION for score in ENTITY_SCORES}, "support": INTEGER, "predicted": MaybeKey(INTEGER)}  # predicted: since 2026-11-27
 SPLIT_SCORES = {**{score: FRACTION for score in ENTITY_SCORES}, "per_type": EachValue(TYPE_SCORES)}
 TAG_ACCURACY = {"accuracy": FRACTION, "support": INTEGER}
 SPLIT_ACCURACY = {"accuracy": FRACTION, "per_type": EachValue(TAG_ACCURACY)}
@@ -147,6 +154,10 @@ def check(value: Any, schema: Schema, key: str = "") -> None:
         return
     for name, sub in schema.items():
         dotted = f"{key}.{name}" if key else name
+        if isinstance(sub, MaybeKey):
+            if name in value:
+                check(value[name], sub.schema, dotted)
+            continue
         if name not in value:
             raise ValueError(f"missing key '{dotted}'")
         check(value[name], sub, dotted)
