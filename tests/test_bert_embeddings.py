@@ -461,6 +461,7 @@ def test_decoder_learning_rate_trains_the_head_at_its_own_rate(tagged, tmp_path:
             assert groups == [bert | {id(p) for name, p in model.named_parameters() if not name.startswith("embeddings.")}]
         else:
             assert groups[0] == bert and id(model.crf.transitions) in groups[1] and not groups[0] & groups[1]
+        assert all(group["fused"] for group in training.optimizer.param_groups)  # torch's fused AdamW (models/settings.py)
         train_tagger(model, data["train"], data["dev"], settings, 7, tmp_path / f"{rate}.pt")
         moved[rate] = (model.crf.transitions.detach() - start).abs().max().item()
     # Adam moves a parameter by about its learning rate a step: 20 times the rate, many times the distance

@@ -105,7 +105,8 @@ class BertTrainer(StreamTraining[BertProgress]):
         self.forward_pass = PretrainingPass(self.model, self.rule.pairs)
         self.parallel_pass = DistributedDataParallel(self.forward_pass, broadcast_buffers=False) if ranks.parallel else self.forward_pass
         self.seed_rank()
-        self.optimizer = torch.optim.AdamW(parameter_groups(self.model, settings.weight_decay), lr=settings.learning_rate, eps=1e-6)
+        self.optimizer = torch.optim.AdamW(parameter_groups(self.model, settings.weight_decay), lr=settings.learning_rate, eps=1e-6,
+                                           fused=True)  # torch's fused kernel: ~5x the default loop's step (models/settings.py, FUSED)
         self.progress = BertProgress()
         self.unit, self.validate_every, self.checkpoint_minutes = "tok", settings.validate_tokens, settings.checkpoint_minutes
         self._order: tuple[int, np.ndarray] = (-1, np.empty(0, dtype=np.int64))

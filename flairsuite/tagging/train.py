@@ -180,7 +180,7 @@ class TaggerTraining(TrainingLoop[TaggerProgress]):
     ) -> None:
         self.model, self.train, self.dev, self.settings, self.task = model, train, dev, settings, task
         self.seed, self.checkpoint_path, self.desc, self.key = seed, checkpoint_path, desc, key
-        self.optimizer = settings.optimizer_class()(learning_rate_groups(model, settings), lr=settings.learning_rate)
+        self.optimizer = settings.make_optimizer(learning_rate_groups(model, settings))
         self.linear = settings.schedule == "linear"
         if self.linear:
             batches = batch_count(settings.epoch_samples or len(train), settings.mini_batch_size, settings.bucket_batches)
