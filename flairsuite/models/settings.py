@@ -31,9 +31,9 @@ from flairsuite.errors import FlairsuiteError, unknown_name_error
 from flairsuite.training import PRECISIONS
 from flairsuite.values import is_int, is_number, show
 
-# Adam and AdamW step through torch's fused kernel (CPU and CUDA): on the 11 M parameters of bert/de-cpu one step takes
-# 30 ms against the default loop's 145 (one Zen 3 thread, 2026-11-27), a fifth of a fine-tuning step, with the same
-# parameters to 1.5e-8 after three steps; `train-bert` uses it too. SGD keeps torch's default.
+# Adam and AdamW step through torch's fused kernel (CPU and CUDA): on the 11 M parameters of bert/de-cpu a step takes
+# 26 ms against the default loop's 151 (benchmarks/optimizer_step.py, one Zen 3 thread), where that loop's step was a
+# quarter of a fine-tuning epoch; parameters equal to rounding (2e-8). `train-bert` uses it too; SGD keeps torch's default.
 FUSED = frozenset({"adam", "adamw"})
 OPTIMIZERS: Mapping[str, type[torch.optim.Optimizer]] = MappingProxyType(
     {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
