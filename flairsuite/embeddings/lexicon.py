@@ -38,6 +38,7 @@ OPTIONS = ("daluke", "scores")
 POSITION_DIM = 16
 BUCKET_DIM = 8
 BUCKETS = 4  # score quartiles
+POSITION_IDS = {tag: index for index, tag in enumerate(POSITION_TAGS)}  # B/I/E/S/O -> row of `positions`
 MATCH_CACHE = 200_000  # sentences whose match ids an embedding keeps (full LER train is 53,984; about 0.3 KB each)
 
 
@@ -132,8 +133,7 @@ class LexiconEmbeddings(TokenEmbeddings):
         if cached is not None:
             return cached
         matches = token_matches(self.matcher(), list(tokens))
-        tags = {tag: index for index, tag in enumerate(POSITION_TAGS)}
-        ids = bytes(tags[tag] for tag in position_tags(matches, len(tokens)))
+        ids = bytes(POSITION_IDS[tag] for tag in position_tags(matches, len(tokens)))
         buckets = b""
         if self.buckets is not None:
             found = [0] * len(tokens)

@@ -34,17 +34,24 @@ class Measure(NamedTuple):
         if self.average == "macro":
             gold = [s["f1"] for s in chosen if s["support"] > 0]
             return sum(gold) / len(gold) if gold else math.nan
-        correct = sum(correct_of(s) for s in chosen)
-        found = [s["predicted"] if "predicted" in s else (round(correct_of(s) / s["precision"]) if s["precision"] else None) for s in chosen]
+        found = [found_of(s) for s in chosen]
         if None in found:
             return math.nan
         gold, predicted = sum(s["support"] for s in chosen), sum(found)
-        return 2 * correct / (gold + predicted) if gold + predicted else math.nan
+        return 2 * sum(correct_of(s) for s in chosen) / (gold + predicted) if gold + predicted else math.nan
 
 
 def correct_of(scores: dict[str, Any]) -> int:
     """A type's correctly found entities, from its recall and gold support."""
     return round(scores["recall"] * scores["support"])
+
+
+def found_of(scores: dict[str, Any]) -> Optional[int]:
+    """A type's found entities: recorded (`predicted`), else from its correct ones and precision; None where the
+    precision is 0 and nothing was recorded (then the count is unknown)."""
+    if "predicted" in scores:
+        return scores["predicted"]
+    return round(correct_of(scores) / scores["precision"]) if scores["precision"] else None
 
 
 class Reference(NamedTuple):
