@@ -68,6 +68,16 @@ def test_fasttext_tokens_are_characters_for_chinese(tmp_path: Path) -> None:
     assert list(TokenStream(text, characters=True)) == [["天", "下", "大", "势"], ["分", "久", "必", "合"]]
 
 
+def test_probe_words_are_tokens_of_their_language() -> None:
+    """The summary's nearest-neighbour probes are vocabulary units: single characters where a language's vectors are per
+    character (a two-character probe is never in such a vocabulary and only shows n-gram noise)."""
+    from flairsuite.wordvectors.report import PROBES
+
+    for language, words in PROBES.items():
+        per_character = language_segmentation(language) == "characters"
+        assert all((len(word) == 1) == per_character for word in words), language
+
+
 def test_pos_dev_sentences_are_held_out_too_from_untokenised_text(tmp_path: Path) -> None:
     """A UD treebank's dev/test sentences leave LM text as NER ones do (PoS is a labeled task as well), found by their
     surface text (`# text =`: the token lines split "didn't" in two) in raw text where punctuation sticks to words."""

@@ -8,7 +8,7 @@ PROBES = {
     "de": ("Berlin", "König", "Gericht", "Montag"),
     "en": ("London", "king", "court", "Monday"),
     "da": ("København", "konge", "domstol", "mandag"),
-    "zh": ("北京", "皇帝", "法院", "天下"),
+    "zh": ("京", "帝", "江", "说"),  # Chinese vectors are per character (its segmentation): probes are characters
 }
 
 
