@@ -1,4 +1,5 @@
-"""`flairsuite evaluate`: a saved tagger scored on one split of a registered dataset or an own corpus folder."""
+"""`flairsuite evaluate`: a saved tagger scored on one split of a registered dataset or an own corpus folder;
+`flairsuite charlm-perplexity`: character LMs' perplexity on a corpus's sentences beside their own held-out text's."""
 
 from typing import Any, Optional
 
@@ -50,3 +51,40 @@ def evaluate(spec: Any, root: Any, model: str, split: str, fast: bool, batch_siz
         write_text(Path(predictions), predictions_text(evaluation))
         click.echo(f"wrote {predictions}")
     click.echo(f"{time.perf_counter() - started:.1f} s", err=True)
+
+
+@cli.command("charlm-perplexity")
+@click.argument("models", metavar="LM...", nargs=-1, required=True, type=click.Path())
+@click.argument("name", metavar="NAME_OR_PATH")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice].")
+@corpus_options(splits=True)
+def charlm_perplexity(spec: Any, root: Any, splits: Optional[list[str]], models: tuple[str, ...], threads: Optional[int]) -> None:
+    """Perplexity per character of each character LM (a best-lm.pt or its folder) on the sentences of NAME_OR_PATH's
+    splits (a registered dataset, a corpus folder of your own, or one annotated file), beside the LM's perplexity on its
+    own held-out text: how far the tagging corpus lies from the LM's training text.
+
+    \b
+    Examples:
+      flairsuite charlm-perplexity charlm/da-forward charlm/da-backward danish-ner --splits dev,test
+      flairsuite charlm-perplexity charlm/de-forward data/letters/ --splits train
+    """
+    from pathlib import Path
+
+    import torch
+
+    from flairsuite.charlm.perplexity import lm_file, load_model, sentences_text, text_perplexity
+    from flairsuite.corpora.labeled import read_splits
+
+    if threads:
+        torch.set_num_threads(threads)
+    lms = [(location, lm_file(Path(location))) for location in models]
+    loaded = [(location, lm, load_model(lm)) for location, lm in lms]  # every file checked before any output
+    data = read_splits(spec, root, splits)
+    click.echo(f"{'LM':<28} {'own valid':>9}  {'split':<16} {'characters':>11} {'<unk> %':>8} {'perplexity':>10}")
+    for location, lm, model in loaded:
+        own = f"{lm.own_valid_perplexity:.3f}" if lm.own_valid_perplexity is not None else "-"
+        for split, split_data in data.items():
+            text = sentences_text((sentence.tokens for sentence in split_data.sentences), lm.unspaced)
+            result = text_perplexity(model, text)
+            click.echo(f"{location:<28} {own:>9}  {spec.name + ' ' + split:<16} {result.characters:>11,} "
+                       f"{100 * result.unknown_rate:>8.3f} {result.perplexity:>10.3f}")
