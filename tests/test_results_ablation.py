@@ -45,6 +45,22 @@ def test_each_change_beside_its_baseline_with_a_welch_interval(results):
     assert rows["wider LSTM / wide/x/bilstm512-crf against wide/x/bilstm-crf"] == ["", "75.00 ± – (1)", "-1.00", "70.00 ± – (1)", "-1.00"]
 
 
+def test_each_corpus_shows_the_perplexity_of_the_lms_its_own_runs_read(results):
+    """A later LM file of the same name, read only by another corpus's runs, stays out of this corpus's table."""
+    later = {"charlm:de-forward": {"valid_ppl": 2.5}, "charlm:de-backward": {"valid_ppl": 2.6}}
+    specs = ["charlm:de-forward", "charlm:de-backward"]
+    for seed in (1, 2):
+        write_run(results / "results", metrics(corpus_label="arendt", experiment="lm", embeddings="big+word", seed=seed, f1=0.8,
+                                               embedding_specs=specs, artifact_summaries=later))
+        write_run(results / "results", metrics(corpus_label="arendt", experiment="base", embeddings="lm+word", seed=seed, f1=0.7,
+                                               embedding_specs=specs, artifact_summaries=later))
+    result = run("results", str(results / "results"), "--ablation", str(results / "ablation.yaml"))
+    assert result.exit_code == 0, result.output
+    tables = {part.split(",")[0]: table_rows(part) for part in result.output.split("## toy-ablation: ")[1:]}
+    assert tables["sturm"]["bigger LM / lm/big+word/bilstm-crf"][0] == "3.500 / 4.083; 3.400 / 4.083"
+    assert tables["arendt"]["bigger LM / lm/big+word/bilstm-crf"][0] == "2.500 / 2.600"
+
+
 @pytest.mark.parametrize(
     "spec, message",
     [

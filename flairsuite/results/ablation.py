@@ -120,11 +120,13 @@ def scores(frame: pd.DataFrame, ref: RunsRef, corpus: str, split: str) -> list[f
     return (chosen[f"{split}_{SCORE}"] * 100).tolist()
 
 
-def perplexity_cell(frame: pd.DataFrame, ref: RunsRef) -> str:
-    """`3.759 / 3.779`: the valid perplexity per character of the character LMs the runs of `ref` read, in stack order,
-    as the runs recorded them (`artifact_summaries`); runs that read LMs of other perplexities add theirs after `;`."""
+def perplexity_cell(frame: pd.DataFrame, ref: RunsRef, corpus: str) -> str:
+    """`3.759 / 3.779`: the valid perplexity per character of the character LMs the runs of `ref` on `corpus` read, in
+    stack order, as the runs recorded them (`artifact_summaries`); runs that read LMs of other perplexities add theirs
+    after `;`. Runs on other corpora are not this table's (they may have read another file of the same name)."""
     seen: list[str] = []
     runs = runs_of(frame, ref)
+    runs = runs[runs["corpus_label"] == corpus]
     for specs, summaries in zip(runs["embedding_specs"], runs["artifact_summaries"]):
         values = [(summaries or {}).get(spec, {}).get("valid_ppl") for spec in specs.split() if spec.startswith("charlm:")]
         text = " / ".join(f"{value:.3f}" for value in values if value is not None)
@@ -159,14 +161,14 @@ def ablation_rows(frame: pd.DataFrame, ablation: Ablation, corpus: str, pm: str,
         return {split: scores(frame, ref, corpus, split) for split in ("dev", "test")}
 
     base = values(ablation.baseline)
-    rows = [["baseline", str(ablation.baseline), perplexity_cell(frame, ablation.baseline), summary_cell(base["dev"], pm, no_std), "",
+    rows = [["baseline", str(ablation.baseline), perplexity_cell(frame, ablation.baseline, corpus), summary_cell(base["dev"], pm, no_std), "",
              summary_cell(base["test"], pm, no_std), ""]]
     for change in ablation.changes:
         ours, theirs = values(change.runs), values(change.baseline)
         against = "" if change.baseline == ablation.baseline else f" against {change.baseline}"
-        perplexity = perplexity_cell(frame, change.runs)
-        if against and perplexity_cell(frame, change.baseline):
-            perplexity += f" (against {perplexity_cell(frame, change.baseline)})"
+        perplexity = perplexity_cell(frame, change.runs, corpus)
+        if against and perplexity_cell(frame, change.baseline, corpus):
+            perplexity += f" (against {perplexity_cell(frame, change.baseline, corpus)})"
         rows.append([change.change, f"{change.runs}{against}", perplexity,
                      summary_cell(ours["dev"], pm, no_std), difference_cell(ours["dev"], theirs["dev"]),
                      summary_cell(ours["test"], pm, no_std), difference_cell(ours["test"], theirs["test"])])
