@@ -16,8 +16,8 @@ from typing import Any, Optional
 import numpy as np
 
 from flairsuite.charlm.batches import StreamBatches
+from flairsuite.charlm.summary import learned_unspaced
 from flairsuite.charlm.trainer import evaluate
-from flairsuite.corpora.registry import language_segmentation
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import DELIMITER
 
@@ -37,8 +37,7 @@ class LMFile:
     @property
     def unspaced(self) -> bool:
         """Whether it learned a language written without spaces (its summary's language), so reads text so."""
-        language = self.summary.get("corpus", {}).get("config", {}).get("language")
-        return language is not None and language_segmentation(language) == "characters"
+        return learned_unspaced(self.summary)
 
     @property
     def own_valid_perplexity(self) -> Optional[float]:
@@ -96,7 +95,7 @@ def character_ids(text: str, item2idx: dict[bytes, int]) -> tuple[np.ndarray, in
             raise FlairsuiteError(f"character {char!r} is not in the LM's dictionary, which has no {UNK}")
         lookup[char] = index
     ids = np.fromiter((lookup[char] for char in text), dtype=np.int64, count=len(text))
-    unknown = sum(1 for char in text if char.encode("utf-8") not in item2idx) if unk is not None else 0
+    unknown = sum(text.count(char) for char in lookup if char.encode("utf-8") not in item2idx)
     return ids, unknown
 
 

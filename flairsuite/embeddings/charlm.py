@@ -5,7 +5,6 @@ below the home folder. Fixed while a tagger trains. Fast inference path: `CharLM
 hidden states over a whole batch computed with `lstm` (int8 when quantised).
 """
 
-import json
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -15,7 +14,7 @@ from flair.data import Sentence
 from flair.embeddings import FlairEmbeddings, TokenEmbeddings
 
 from flairsuite.charlm.recipes import languages
-from flairsuite.corpora.registry import language_segmentation
+from flairsuite.charlm.summary import trained_on_unspaced_text
 from flairsuite.embeddings.lstm import Affine, Recurrence, doubled_cell_gate
 from flairsuite.paths import charlm_dir
 
@@ -59,16 +58,6 @@ def summarize(summary: dict[str, Any]) -> dict[str, Any]:
 def frozen(fine_tune: bool) -> bool:
     """Always fixed while a tagger trains (the suite never fine-tunes its LMs)."""
     return True
-
-
-def trained_on_unspaced_text(path: Path) -> bool:
-    """Whether the LM at `path` learned a language written without spaces (Chinese), by the language its
-    `summary.json` records; False without a summary (an LM from elsewhere: Flair's default applies)."""
-    try:
-        language = json.loads((path.parent / "summary.json").read_text(encoding="utf-8"))["corpus"]["config"]["language"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    return language_segmentation(language) == "characters"
 
 
 class UnspacedFlairEmbeddings(FlairEmbeddings):
