@@ -32,7 +32,10 @@ def atomic_file(target: Path) -> Iterator[Path]:
     temp.chmod(0o666 & ~current_umask())
     try:
         yield temp
-        os.replace(temp, target)
+        try:
+            os.replace(temp, target)
+        except OSError as err:
+            raise FlairsuiteError(f"cannot write {target}: {err.strerror or err}") from None
     finally:
         temp.unlink(missing_ok=True)
 

@@ -277,7 +277,13 @@ def predict_document(
     type_map = load_type_map(markup_map) if markup_map is not None else DEFAULT_TYPE_MAP
     if fmt in MARKUP_FORMATS:
         return markup_prediction(model_path, input_path, fmt, fast, batch_size, entity_fix, type_map)
-    view = flair_view(read_text(input_path))
+    source = read_text(input_path)
+    if looks_like_xml(input_path, source):
+        raise InputError(
+            input_path, None, f"looks like TEI/XML (a .xml/.tei name or text starting with '<'), and --format {fmt} tags plain text: "
+            "use --format tei or html, which tag the text of its p, s and ab elements"
+        )
+    view = flair_view(source)
     model = checked_tagger(model_path, entity_fix)
     sentences = split(view.text, model_segmentation(model))
     tagged = tag_file_sentences(model, sentences, input_path, fast, batch_size, entity_fix)

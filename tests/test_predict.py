@@ -214,6 +214,14 @@ def test_bad_model_is_one_error_line(models: dict[str, Path], tmp_path: Path) ->
     assert one_error_line(run(str(lm), str(text))).startswith(f"Error: {lm}: ")
 
 
+@pytest.mark.parametrize("fmt", ["column", "json"])
+@pytest.mark.parametrize("name, content", [("letter.xml", "Anna ging nach Berlin."), ("letter.txt", "\ufeff <TEI><p>Anna</p></TEI>")])
+def test_xml_input_to_a_plain_text_format_is_one_error_line(models: dict[str, Path], tmp_path: Path, fmt: str, name: str, content: str) -> None:
+    path = write_file(tmp_path / name, content)
+    line = one_error_line(run(str(models["map"]), str(path), "--format", fmt))
+    assert line.startswith(f"Error: {path}: looks like TEI/XML") and f"--format {fmt} tags plain text" in line
+
+
 def test_folder_as_input_is_one_error_line(models: dict[str, Path], tmp_path: Path) -> None:
     assert one_error_line(run(str(models["map"]), str(tmp_path))) == f"Error: {tmp_path}: a folder, not a file"
 

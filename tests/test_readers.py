@@ -317,6 +317,7 @@ def test_spans_json_bad_offsets_are_errors(write, offsets, message):
         ("not json", r"not a JSON object with a 'text' field"),
         ('{"label": {}}', r"not a JSON object with a 'text' field"),
         ('["abc"]', r"not a JSON object with a 'text' field"),
+        ('{"text": "ab", "n": ' + "9" * 5000 + "}", r"not a JSON object with a 'text' field \(Exceeds the limit"),
         ('{"text": 5}', r"'text' is not a string"),
         ('{"text": "ab", "label": ["x"]}', r"'label' is not an object"),
         ('{"text": "ab", "label": {"name": ["ab"]}}', r"label 'name' is not an object"),

@@ -335,6 +335,24 @@ def test_invalid_json_names_file_and_line(tmp_path):
     assert run("results", str(tmp_path)).output.startswith(f"Error: {path}:2: not valid JSON: ")
 
 
+def test_a_number_python_cannot_convert_is_one_error_line(tmp_path):
+    path = tmp_path / "x" / "r" / "metrics.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"experiment": ' + "9" * 5000 + "}\n")
+    result = run("results", str(tmp_path))
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {path}: not valid JSON: Exceeds the limit") and result.output.count("\n") == 1
+
+
+def test_a_plot_path_that_is_a_folder_is_one_error_line(tmp_path):
+    write_run(tmp_path / "runs", metrics())
+    (tmp_path / "plot").mkdir()
+    result = run("results", str(tmp_path / "runs"), f"--plot={tmp_path / 'plot'}")
+    assert result.exit_code == 1 and not isinstance(result.exception, OSError)
+    assert result.output.splitlines()[-1] == f"Error: cannot write {tmp_path / 'plot'}: Is a directory"
+    assert list((tmp_path).glob(".plot*")) == []
+
+
 def test_empty_or_missing_folder_and_unknown_experiment_are_errors(tmp_path, table3):
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -119,6 +119,7 @@ PLAIN = {"Content-Type": "text/plain"}
         (b'{"text": "K\xf6ln"}', JSON, 400, "the body is not valid UTF-8: byte 0xf6 at byte offset 11"),
         (b'{"text": "Anna"', JSON, 400, "malformed JSON: Expecting ',' delimiter at line 1 column 16"),
         (b"[" * 12_000, JSON, 400, "malformed JSON: nested too deeply"),
+        (b'{"text": "Anna", "n": ' + b"9" * 5000 + b"}", JSON, 400, "malformed JSON: Exceeds the limit (4300 digits)"),
         (b'{"txt": "Anna"}', JSON, 400, 'the JSON body must be an object with a string "text"'),
         (b'{"text": 5}', JSON, 400, 'the JSON body must be an object with a string "text"'),
         (b'["Anna"]', JSON, 400, 'the JSON body must be an object with a string "text"'),

@@ -191,7 +191,7 @@ def read_spans_json(
         try:
             record = json.loads(line)
             text = record["text"]
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
+        except (ValueError, KeyError, TypeError) as err:
             raise InputError(path, lineno, f"not a JSON object with a 'text' field ({err})") from None
         if not isinstance(text, str):
             raise InputError(path, lineno, f"'text' is not a string but {type(text).__name__}")

@@ -169,6 +169,8 @@ def read_run(path: Path) -> RunMetrics:
         metrics = json.loads(read_utf8(path))
     except json.JSONDecodeError as err:
         raise InputError(path, err.lineno, f"not valid JSON: {err.msg}") from None
+    except ValueError as err:  # e.g. a number longer than Python converts
+        raise InputError(path, None, f"not valid JSON: {str(err).split(';')[0]}") from None
     try:
         if not isinstance(metrics, dict):
             raise ValueError("not a JSON object")

@@ -52,6 +52,8 @@ def json_text(body: bytes) -> str:
         raise RequestError(400, f"malformed JSON: {err.msg} at line {err.lineno} column {err.colno}; send {JSON_EXAMPLE}") from None
     except RecursionError:
         raise RequestError(400, f"malformed JSON: nested too deeply; send {JSON_EXAMPLE}") from None
+    except ValueError as err:  # e.g. a number longer than Python converts
+        raise RequestError(400, f"malformed JSON: {str(err).split(';')[0]}; send {JSON_EXAMPLE}") from None
     if not isinstance(value, dict) or not isinstance(value.get("text"), str):
         raise RequestError(400, f'the JSON body must be an object with a string "text", e.g. {JSON_EXAMPLE}')
     return value["text"]
