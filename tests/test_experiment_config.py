@@ -284,6 +284,8 @@ def test_train_settings_are_the_one_source_of_defaults() -> None:
     [
         ({"max_epochs": 0}, "max_epochs must be a positive integer (found 0)"),
         ({"learning_rate": True}, "learning_rate must be a positive number (found true)"),
+        ({"learning_rate": float("inf")}, "learning_rate must be a positive number (found Infinity)"),
+        ({"decoder_learning_rate": float("nan")}, "decoder_learning_rate must be a positive number, or null for learning_rate (found NaN)"),
         ({"optimizer": ["sgd"]}, 'optimizer must be one of: sgd, adam, adamw (found ["sgd"])'),
         ({"schedule": "cosine"}, 'schedule must be one of: plateau, linear (found "cosine")'),
         ({"warmup_fraction": 1}, "warmup_fraction must be a number in [0, 1) (found 1)"),

@@ -10,6 +10,7 @@ metrics.json and fingerprint hold the files' checksums, label set, scheme and de
 
 import hashlib
 import json
+import logging
 import re
 from pathlib import Path
 
@@ -345,6 +346,20 @@ def test_check_stops_at_an_empty_split_and_warns_of_types_train_lacks(tmp_path):
     assert "warning" not in run("corpora", "check", str(bioes_folder(tmp_path / "fine"))).output
 
 
+def test_tag_data_warns_of_types_train_lacks(tmp_path, caplog):
+    """The data a tagger trains on gives the same warning as `corpora check`, so `flairsuite tag` does not train on a typo unsaid."""
+    odd = bioes_folder(tmp_path / "odd", test="Nell\tNE\tS-pers\n\nParis\tNE\tS-plcae\n")
+    with caplog.at_level(logging.WARNING, logger="flairsuite"):
+        labeled_splits(own_corpus({"path": "odd"}, tmp_path), None, tmp_path)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{odd / 'test.tsv'}:3: type 'plcae' of test never occurs in train: no tagger can learn it"]
+    caplog.clear()
+    bioes_folder(tmp_path / "fine")
+    with caplog.at_level(logging.WARNING, logger="flairsuite"):
+        labeled_splits(own_corpus({"path": "fine"}, tmp_path), None, tmp_path)
+    assert caplog.records == []
+
+
 def test_a_file_where_a_corpus_folder_belongs_is_one_error_line(tmp_path, monkeypatch):
     write_file(tmp_path / "letters.tsv", BIOES_TRAIN)
     monkeypatch.chdir(tmp_path)
@@ -412,6 +427,25 @@ def test_an_experiment_names_the_train_file_by_a_string_and_sets_training_by_a_m
     (root / "letters-2024.tsv").rename(root / "train.tsv")
     (corpus,) = load_experiment(path).corpora
     assert Path(corpus.own.splits["train"].files[0]).name == "train.tsv" and corpus.train == {"max_epochs": 3}
+
+
+@pytest.mark.parametrize(
+    "corpora, first, second",
+    [
+        ("{path: letters, name: x, subsample: 0.5, dev_fraction: 0.25}, {path: letters, name: x-50pct, dev_fraction: 0.25}",
+         "x (50% train)", "x-50pct"),
+        ("{name: sturm, subsample: 0.5}, {path: letters, name: sturm-50pct, dev_fraction: 0.25}", "sturm (50% train)", "sturm-50pct"),
+    ],
+)
+def test_two_corpora_that_would_share_a_run_folder_are_an_error(tmp_path, corpora, first, second):
+    letters_corpus(tmp_path / "letters")
+    path = experiment(tmp_path / "x.yaml", corpora)
+    with pytest.raises(FlairsuiteError) as info:
+        load_experiment(path)
+    assert str(info.value) == (
+        f"{path}: corpora: '{first}' and '{second}' would share the run folder '{second}': give the own corpus another name"
+    )
+
 
 def test_experiment_errors_name_the_experiment_file_or_the_bad_line(tmp_path):
     root = letters_corpus(tmp_path / "letters")

@@ -181,7 +181,7 @@ def corpora_check(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
       flairsuite corpora check data/letters/ --format conllu --label misc:NE
       flairsuite corpora check sturm
     """
-    from flairsuite.corpora.labeled import read_splits, types_missing_from_train
+    from flairsuite.corpora.labeled import missing_type_warnings, read_splits
 
     data = read_splits(spec, root, splits)
     if scheme_line(spec):
@@ -189,9 +189,8 @@ def corpora_check(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
     for split, part in data.items():
         tokens = sum(len(s.tokens) for s in part.sentences)
         click.echo(f"{split}: {part.source}: {len(part.sentences):,} sentences, {tokens:,} tokens, {sum(part.repairs.values())} repairs")
-    for split, kind, line in types_missing_from_train(data, spec.task == "ner"):
-        what = "type" if spec.task == "ner" else "tag"
-        click.echo(f"warning: {data[split].path}:{line}: {what} '{kind}' of {split} never occurs in train: no tagger can learn it")
+    for warning in missing_type_warnings(data, spec.task == "ner"):
+        click.echo(f"warning: {warning}")
     click.echo(f"ok: {spec.name}")
 
 

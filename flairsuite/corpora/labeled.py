@@ -167,3 +167,12 @@ def types_missing_from_train(data: dict[str, SplitData], spans: bool) -> list[tu
                     missing.setdefault((split, kind), line)
     return [(split, kind, line) for (split, kind), line in missing.items()]
 
+
+def missing_type_warnings(data: dict[str, SplitData], spans: bool) -> list[str]:
+    """One line per type (tag) of dev or test that train never holds, naming the file and the first line it is on."""
+    what = "type" if spans else "tag"
+    return [
+        f"{data[split].path}:{line}: {what} '{kind}' of {split} never occurs in train: no tagger can learn it"
+        for split, kind, line in types_missing_from_train(data, spans)
+    ]
+

@@ -288,6 +288,13 @@ def _dev_fraction(spec: DatasetSpec, value: Any) -> float:
 def _corpora(data: dict[str, Any], base: Path) -> list[CorpusChoice]:
     corpora = [_corpus(entry, base) for entry in _list(data, "corpora")]
     _no_repeats("corpora", [f"'{corpus.label}'" for corpus in corpora])
+    by_folder: dict[str, CorpusChoice] = {}
+    for corpus in corpora:
+        first = by_folder.setdefault(corpus.key, corpus)
+        if first is not corpus:
+            raise FlairsuiteError(
+                f"corpora: '{first.label}' and '{corpus.label}' would share the run folder '{corpus.key}': give the own corpus another name"
+            )
     return corpora
 
 

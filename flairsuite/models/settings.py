@@ -29,7 +29,7 @@ import torch
 
 from flairsuite.errors import FlairsuiteError, unknown_name_error
 from flairsuite.training import PRECISIONS
-from flairsuite.values import is_int, is_number, show
+from flairsuite.values import is_int, is_number, is_positive_number, show
 
 # Adam and AdamW step through torch's fused kernel (CPU and CUDA): on the 11 M parameters of bert/de-cpu a step takes
 # 26 ms against the default loop's 151 (benchmarks/optimizer_step.py, one Zen 3 thread), where that loop's step was a
@@ -46,7 +46,7 @@ OMITTED_AT_DEFAULT = ("precision", "decoder_learning_rate")  # left out of every
 # setting -> (what its value must be, the test)
 CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
     {
-        "learning_rate": ("a positive number", lambda v: is_number(v) and v > 0),
+        "learning_rate": ("a positive number", is_positive_number),
         "mini_batch_size": ("a positive integer", lambda v: is_int(v) and v > 0),
         "max_epochs": ("a positive integer", lambda v: is_int(v) and v > 0),
         "anneal_factor": ("a number in (0, 1]", lambda v: is_number(v) and 0 < v <= 1),
@@ -58,7 +58,7 @@ CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
         "epoch_samples": ("a positive integer, or null for one pass over train", lambda v: v is None or (is_int(v) and v > 0)),
         "bucket_batches": ("a positive integer, or null for batches in random order", lambda v: v is None or (is_int(v) and v > 0)),
         "precision": (f"one of: {', '.join(PRECISIONS)}", lambda v: isinstance(v, str) and v in PRECISIONS),
-        "decoder_learning_rate": ("a positive number, or null for learning_rate", lambda v: v is None or (is_number(v) and v > 0)),
+        "decoder_learning_rate": ("a positive number, or null for learning_rate", lambda v: v is None or is_positive_number(v)),
     }
 )
 

@@ -5,6 +5,7 @@ yet a run trains from cached arrays and needs Flair sentences only for the batch
 fine-tuned BERT) embeds and while a cache array is computed: `LabeledSplit.flair_sentences` builds them on demand.
 """
 
+import logging
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,11 +14,13 @@ from typing import Optional
 
 from flair.data import Sentence
 
-from flairsuite.corpora.labeled import read_splits
+from flairsuite.corpora.labeled import missing_type_warnings, read_splits
 from flairsuite.corpora.loading import to_flair
 from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, dataset
 from flairsuite.errors import FlairsuiteError
+
+log = logging.getLogger("flairsuite")
 
 SUBSAMPLE_SEED = 1  # the train subsample is fixed: the same sentences for every run, seed and tagger
 
@@ -97,6 +100,8 @@ def labeled_splits(spec: DatasetSpec, fraction: Optional[float], root: Path) -> 
     for split in SPLITS:
         if not data[split].sentences:
             raise FlairsuiteError(f"{data[split].path}: the {split} split of {spec.name} holds no sentences")
+    for warning in missing_type_warnings(data, spec.task == "ner"):
+        log.warning(warning)
     splits = {}
     for split in SPLITS:
         sentences = data[split].sentences
