@@ -446,6 +446,52 @@ def test_damaged_summary_of_a_released_model_is_one_line(tmp_path) -> None:
         read_summary(broken)
     with pytest.raises(FlairsuiteError, match=r"partial.json: missing key 'hours'"):
         read_summary(partial)
+    for text, message in [
+        ('[1, 2]', "not a JSON object"),
+        ('{"chars_seen": 10, "steps": "x", "hours": 1, "valid_ppl": 3.5}', 'steps must be a non-negative integer (found "x")'),
+        ('{"chars_seen": 10, "steps": 1, "hours": 1, "valid_ppl": 0}', "valid_ppl must be a perplexity (a number of at least 1) (found 0)"),
+        ('{"chars_seen": 10, "steps": 1, "hours": 1, "valid_ppl": 3.5, "history": [{"valid_ppl": 4}]}', "history must be a list"),
+    ]:
+        partial.write_text(text, encoding="utf-8")
+        with pytest.raises(FlairsuiteError) as info:
+            read_summary(partial)
+        assert str(info.value).startswith(f"{partial}: {message}") and str(info.value).endswith("start over with --force")
+
+
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        ("hidden_size", 0, "--hidden-size must be a positive integer (found 0)"),
+        ("batch_size", 2.5, "--batch-size must be a positive integer (found 2.5)"),
+        ("patience", -1, "--patience must be a non-negative integer (found -1)"),
+        ("learning_rate", float("nan"), "--learning-rate must be a positive number (found NaN)"),
+        ("clip", float("inf"), "--clip must be a positive number (found Infinity)"),
+        ("dropout", 1.0, "--dropout must be a number in [0, 1) (found 1.0)"),
+        ("anneal_factor", 0, "--anneal-factor must be a number in (0, 1] (1: no annealing) (found 0)"),
+    ],
+)
+def test_hyper_parameters_check_themselves(name: str, value: object, message: str) -> None:
+    from dataclasses import asdict
+
+    from flairsuite.charlm.trainer import Hyper
+    from flairsuite.errors import FlairsuiteError
+
+    with pytest.raises(FlairsuiteError) as info:
+        Hyper(**{**asdict(TINY), name: value})
+    assert str(info.value) == message
+
+
+def test_bad_preparation_shares_are_one_line_errors(tmp_path) -> None:
+    from flairsuite.errors import FlairsuiteError
+
+    for options, message in [
+        ({"heldout_fraction": 0.5}, "--heldout-fraction must be a share in (0, 0.5)"),
+        ({"heldout_fraction": float("nan")}, "--heldout-fraction must be a share in (0, 0.5)"),
+        ({"unk_fraction": 1.0}, "--unk-fraction must be a share in [0, 0.01]"),
+        ({"unk_fraction": float("nan")}, "--unk-fraction must be a share in [0, 0.01]"),
+    ]:
+        with pytest.raises(FlairsuiteError, match=re.escape(message)):
+            PrepareConfig(language="de", **options)
 
 
 def test_characters_of_the_labeled_corpora_outside_the_dictionary_are_reported(tmp_path, corpus_root) -> None:
@@ -481,6 +527,8 @@ def test_budget_defaults_to_the_presets_characters_and_options_win() -> None:
     assert budget_of({**options, "max_chars": 1000}) == Budget(None, 1000)
     with pytest.raises(FlairsuiteError, match="must be positive"):
         budget_of({**options, "max_chars": 0})
+    with pytest.raises(FlairsuiteError, match="must be positive"):
+        budget_of({**options, "max_hours": float("nan")})
     # en, da, zh: one CPU-hour a direction (the process's CPU time, however busy the machine)
     for language in ("en", "da", "zh"):
         assert budget_of({**options, "lang": language}) == Budget(None, None, 1.0)

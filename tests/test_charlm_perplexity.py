@@ -88,3 +88,32 @@ def test_command_prints_own_and_corpus_perplexity_and_refuses_a_missing_lm(tmp_p
     (tmp_path / "broken.pt").write_text("not a model", encoding="utf-8")
     broken = invoke("charlm-perplexity", str(tmp_path / "broken.pt"), str(corpus), "--splits", "dev")
     assert "broken.pt: not a Flair character LM" in one_error_line(broken)
+
+
+
+def test_one_annotated_file_is_the_split_splits_names(tmp_path: Path) -> None:
+    tokens = DANISH.split(" . ")[0].split()
+    file = tmp_path / "brev.conll"
+    file.write_text("\n".join(f"{token} {'B-PER' if token == 'Søren' else 'O'}" for token in tokens) + "\n", encoding="utf-8")
+    for splits, split in [((), "test"), (("--splits", "dev"), "dev")]:
+        result = invoke("charlm-perplexity", str(CHARLM / "da-forward"), str(file), *splits, "--threads", "1")
+        assert result.exit_code == 0, result.output
+        row = result.output.strip().splitlines()[-1].split()
+        assert row[2:4] == ["brev", split] and row[4] == f"{len(sentences_text([tokens], False)):,}"
+    both = invoke("charlm-perplexity", str(CHARLM / "da-forward"), str(file), "--splits", "dev,test")
+    assert one_error_line(both) == f"Error: {file} is one annotated file, so one split: give --splits one name (or none: test)"
+
+
+@pytest.mark.parametrize(
+    "summary, message",
+    [("[1, 2]", "not a JSON object (a train-charlm summary)"), ('{"valid_ppl": "abc"}', 'valid_ppl is not a positive number (found "abc")')],
+)
+def test_a_broken_summary_beside_the_lm_is_one_line(tmp_path: Path, summary: str, message: str) -> None:
+    folder = tmp_path / "lm"
+    folder.mkdir()
+    (folder / "best-lm.pt").write_bytes((CHARLM / "da-forward" / "best-lm.pt").read_bytes())
+    (folder / "summary.json").write_text(summary, encoding="utf-8")
+    corpus = tmp_path / "brev.conll"
+    corpus.write_text("Søren B-PER\n", encoding="utf-8")
+    result = invoke("charlm-perplexity", str(folder), str(corpus))
+    assert one_error_line(result) == f"Error: {folder / 'summary.json'}: {message}"

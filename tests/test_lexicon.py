@@ -344,6 +344,13 @@ def test_coverage_and_hit_precision_counted_by_hand():
 
 # --- commands ---------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("option", ["--keep", "--common-share"])
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_a_share_that_is_no_finite_number_is_a_usage_error(tmp_path, option, value):
+    result = run("discover-words", "--lang", "de", "--corpus", str(tmp_path / "text.txt"), option, value)
+    assert result.exit_code == 2 and f"Invalid value for '{option}': '{value}' is not a finite number." in result.output
+
+
 def test_discover_words_and_match_lexicon_from_the_command_line(tmp_path, monkeypatch):
     home = tmp_path / "home"
     monkeypatch.setenv("FLAIRSUITE_HOME", str(home))

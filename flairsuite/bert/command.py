@@ -22,14 +22,15 @@ from flairsuite.paths import bert_data_dir, bert_dir, lexicons_dir
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.training import Budget
+from flairsuite.values import is_positive_number
 
 
 def budget_from(max_hours: Any, max_tokens: Any) -> Budget:
     """The budget: --max-hours and/or --max-tokens (one hour when neither is given)."""
     if max_hours is None and max_tokens is None:
         max_hours = 1.0
-    if (max_hours is not None and max_hours <= 0) or (max_tokens is not None and max_tokens <= 0):
-        raise FlairsuiteError("--max-hours and --max-tokens must be positive")
+    if any(value is not None and not is_positive_number(value) for value in (max_hours, max_tokens)):
+        raise FlairsuiteError("--max-hours and --max-tokens must be positive (finite) numbers")
     return Budget(max_hours, max_tokens)
 
 

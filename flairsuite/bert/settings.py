@@ -9,6 +9,7 @@ import yaml
 
 from flairsuite.bert.masking import OBJECTIVES
 from flairsuite.errors import FlairsuiteError, unknown_name_error
+from flairsuite.values import is_number, is_positive_number
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,15 @@ class BertSettings:
                 raise FlairsuiteError(f"--{name} must be one of {', '.join(allowed)} (got '{getattr(self, name)}')")
         if self.attention == "wwa" and self.positions == "absolute":
             raise FlairsuiteError("--attention wwa needs --positions relative (Whole-Word Attention encodes positions relatively, paper §5.2)")
-        positive = ("layers", "hidden_size", "heads", "batch_size", "learning_rate", "valid_samples", "window", "relative_clip", "validate_tokens")
+        positive = (
+            "layers", "hidden_size", "heads", "vocab_size", "batch_size", "learning_rate", "valid_samples", "window", "relative_clip",
+            "validate_tokens", "checkpoint_minutes",
+        )
         for name in positive:
-            if getattr(self, name) <= 0:
+            if not is_positive_number(getattr(self, name)):
                 raise FlairsuiteError(f"--{name.replace('_', '-')} must be positive (got {getattr(self, name)})")
+        if not (is_number(self.dropout) and 0 <= self.dropout < 1):
+            raise FlairsuiteError(f"--dropout must be a number in [0, 1) (got {self.dropout})")
         if self.hidden_size % self.heads:
             raise FlairsuiteError(f"--hidden-size {self.hidden_size} is not divisible by --heads {self.heads}")
         if self.seq_len < 8:

@@ -16,10 +16,12 @@ from typing import Any, Optional
 import numpy as np
 
 from flairsuite.charlm.batches import StreamBatches
+from flairsuite.charlm.storage import load_language_model
 from flairsuite.charlm.summary import learned_unspaced
 from flairsuite.charlm.trainer import evaluate
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import DELIMITER
+from flairsuite.values import is_positive_number, show
 
 WINDOW = 250  # characters a window, as the recipes' sequence_length
 STREAMS = 100  # parallel streams at most, as the trainer's validation
@@ -53,18 +55,17 @@ def lm_file(location: Path) -> LMFile:
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else {}
     except ValueError as err:
-        raise FlairsuiteError(f"{summary_path}: not JSON ({err})") from None
+        raise FlairsuiteError(f"{summary_path}: not JSON ({str(err).split(';')[0]})") from None
+    if not isinstance(summary, dict):
+        raise FlairsuiteError(f"{summary_path}: not a JSON object (a train-charlm summary)")
+    if summary.get("valid_ppl") is not None and not is_positive_number(summary["valid_ppl"]):
+        raise FlairsuiteError(f"{summary_path}: valid_ppl is not a positive number (found {show(summary['valid_ppl'])})")
     return LMFile(path, summary)
 
 
 def load_model(lm: LMFile) -> Any:
     """Flair's LanguageModel of `lm`; a file that is none is a one-line error."""
-    from flair.models import LanguageModel
-
-    try:
-        return LanguageModel.load_language_model(lm.path)
-    except Exception as err:  # any unpickling or state-dict failure: the file is not a Flair character LM
-        raise FlairsuiteError(f"{lm.path}: not a Flair character LM ({type(err).__name__}: {err})") from None
+    return load_language_model(lm.path)
 
 
 def sentences_text(sentences: Iterable[Sequence[str]], unspaced: bool) -> str:

@@ -3,6 +3,7 @@
 import json
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
@@ -18,19 +19,43 @@ from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.training import Budget
+from flairsuite.values import is_int, is_number, is_positive_number, show
 
 log = logging.getLogger("flairsuite")
 
 
+def _finite_at_least(low: float) -> Callable[[Any], bool]:
+    return lambda v: is_number(v) and math.isfinite(v) and v >= low
+
+
+# what a warm start reads from a summary.json, and what each value must be
+SUMMARY_VALUES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "chars_seen": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
+    "steps": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
+    "hours": ("a non-negative number", _finite_at_least(0)),
+    "valid_ppl": ("a perplexity (a number of at least 1)", _finite_at_least(1)),
+}
+
+
 def read_summary(path: Path) -> dict[str, Any]:
-    """A model's summary.json with the keys a warm start needs; anything else is a one-line error."""
+    """A model's summary.json with the values a warm start needs; anything else is a one-line error."""
+    remedy = "restore it or start over with --force"
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
-        missing = [key for key in ("chars_seen", "steps", "hours", "valid_ppl") if key not in summary]
-    except (OSError, ValueError, TypeError) as err:
-        raise FlairsuiteError(f"{path}: unreadable ({err}); restore it or start over with --force") from None
-    if missing:
-        raise FlairsuiteError(f"{path}: missing key '{missing[0]}'; restore it or start over with --force")
+    except (OSError, ValueError) as err:
+        raise FlairsuiteError(f"{path}: unreadable ({str(err).split(';')[0]}); {remedy}") from None
+    if not isinstance(summary, dict):
+        raise FlairsuiteError(f"{path}: not a JSON object; {remedy}")
+    for key, (what, fits) in SUMMARY_VALUES.items():
+        if key not in summary:
+            raise FlairsuiteError(f"{path}: missing key '{key}'; {remedy}")
+        if not fits(summary[key]):
+            raise FlairsuiteError(f"{path}: {key} must be {what} (found {show(summary[key])}); {remedy}")
+    if summary.get("cpu_hours") is not None and not _finite_at_least(0)(summary["cpu_hours"]):
+        raise FlairsuiteError(f"{path}: cpu_hours must be a non-negative number (found {show(summary['cpu_hours'])}); {remedy}")
+    history = summary.get("history") or []
+    if not isinstance(history, list) or not all(isinstance(point, dict) and is_positive_number(point.get("lr")) for point in history):
+        raise FlairsuiteError(f"{path}: history must be a list of validation points, each with a positive 'lr'; {remedy}")
     return summary
 
 
@@ -143,6 +168,6 @@ def budget_from(max_hours: Optional[float], max_chars: Optional[int], max_cpu_ho
     """A budget; at least one limit must be given."""
     if max_hours is None and max_chars is None and max_cpu_hours is None:
         raise FlairsuiteError("give a budget: --max-hours or --max-chars")
-    if any(value is not None and value <= 0 for value in (max_hours, max_chars, max_cpu_hours)):
-        raise FlairsuiteError("--max-hours, --max-chars and --max-cpu-hours must be positive")
+    if any(value is not None and not is_positive_number(value) for value in (max_hours, max_chars, max_cpu_hours)):
+        raise FlairsuiteError("--max-hours, --max-chars and --max-cpu-hours must be positive (finite) numbers")
     return Budget(max_hours, max_chars, max_cpu_hours)

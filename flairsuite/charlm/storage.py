@@ -6,6 +6,7 @@ copies the stored values into it, so a float16 file computes in float32 with wei
 """
 
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -32,3 +33,13 @@ def store_weights_as(path: Path, storage: str) -> None:
         key: value.to(dtype) if value.is_floating_point() else value for key, value in state["state_dict"].items()
     }
     torch.save(state, str(path), pickle_protocol=4)
+
+
+def load_language_model(path: Path, remedy: str = "") -> Any:
+    """Flair's LanguageModel in the file `path`; a file that is none is a one-line error (`remedy`: what to do, appended)."""
+    from flair.models import LanguageModel
+
+    try:
+        return LanguageModel.load_language_model(path)
+    except Exception as err:  # any unpickling or state-dict failure: the file is not a Flair character LM
+        raise FlairsuiteError(f"{path}: not a Flair character LM ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}){remedy}") from None

@@ -23,6 +23,7 @@ under either, and each learning-curve point records `precision` where it is not 
 import json
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -35,11 +36,12 @@ from torch.nn.parallel import DistributedDataParallel
 
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.charlm.batches import StreamBatches
-from flairsuite.charlm.storage import check_storage, store_weights_as
+from flairsuite.charlm.storage import check_storage, load_language_model, store_weights_as
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
 from flairsuite.training import PRECISIONS, StreamProgress, StreamTraining, autocast, renamed_setting, require_precision
+from flairsuite.values import is_int, is_number, is_positive_number, show
 
 log = logging.getLogger("flairsuite")
 
@@ -63,6 +65,23 @@ class Hyper:
     validate_chars: int
     checkpoint_minutes: float
     valid_chars: int
+
+    def __post_init__(self) -> None:
+        """A value the LM cannot train with (NaN and infinities included) is a one-line error naming its option."""
+        for what, fits, names in HYPER_RULES:
+            for name in names:
+                if not fits(getattr(self, name)):
+                    raise FlairsuiteError(f"--{name.replace('_', '-')} must be {what} (found {show(getattr(self, name))})")
+
+
+HYPER_RULES: tuple[tuple[str, Callable[[Any], bool], tuple[str, ...]], ...] = (
+    ("a positive integer", lambda v: is_int(v) and v >= 1,
+     ("hidden_size", "nlayers", "embedding_size", "sequence_length", "sequence_length_start", "batch_size", "validate_chars", "valid_chars")),
+    ("a non-negative integer", lambda v: is_int(v) and v >= 0, ("ramp_chars", "patience")),
+    ("a positive number", is_positive_number, ("learning_rate", "clip", "checkpoint_minutes")),
+    ("a number in [0, 1)", lambda v: is_number(v) and 0 <= v < 1, ("dropout",)),
+    ("a number in (0, 1] (1: no annealing)", lambda v: is_number(v) and 0 < v <= 1, ("anneal_factor",)),
+)
 
 
 @dataclass
@@ -213,7 +232,7 @@ class CharLMTrainer(StreamTraining[LMProgress]):
         characters seen that the summary records. Not restored, as a checkpoint would: the random generators (reseeded) and the
         carried hidden state (zeros). SGD keeps no other state.
         """
-        released = LanguageModel.load_language_model(self.model_path)
+        released = load_language_model(self.model_path, "; restore it or start over with --force")
         mismatched = [
             key
             for key, ours, theirs in (

@@ -1,5 +1,6 @@
 """`flairsuite corpora ...`: list, stats, check and fetch the registry's datasets and own corpus folders."""
 
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import click
@@ -42,12 +43,13 @@ def corpora_list(corpora_dir: Optional[str]) -> None:
 OWN_KEYS = ("sep", "text", "label", "scheme", "dev_fraction")  # corpus-folder options, beside --format
 
 
-def corpus_options(splits: bool = True) -> Callable[[Any], Any]:
+def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable[[Any], Any]:
     """The options that pick a corpus (for `corpora stats`, `corpora check`, `evaluate`): a registered dataset's, or an own
     corpus folder's; with `splits`, also `--splits`.
 
     The command is called with the corpus's DatasetSpec, the corpora directory, the splits asked for (None: all; only with
-    `splits`) and its own other options as keywords.
+    `splits`) and its own other options as keywords. With `file_as_split`, NAME_OR_PATH may be one annotated file: it is read
+    as the one split --splits names (default test).
     """
     options = [
         click.option("--level", default=None, help="GermEval 2014: outer (default) or inner entities."),
@@ -75,7 +77,10 @@ def corpus_options(splits: bool = True) -> Callable[[Any], Any]:
             from flairsuite.paths import corpora_dir as resolve
 
             own = {key: rest.pop(key) for key in OWN_KEYS}
-            spec = corpus_spec(name, level, granularity, extra, rest.get("split"), format=file_format, **own)  # `split`: evaluate's
+            needed = rest.get("split")  # evaluate's
+            if file_as_split and Path(name).is_file():
+                needed = one_split_of_a_file(name, split_list(rest.get("splits")))
+            spec = corpus_spec(name, level, granularity, extra, needed, format=file_format, **own)
             chosen = (split_list(rest.pop("splits")),) if splits else ()
             return command(spec, resolve(corpora_dir), *chosen, **rest)
 
@@ -85,6 +90,13 @@ def corpus_options(splits: bool = True) -> Callable[[Any], Any]:
         return picked
 
     return decorate
+
+
+def one_split_of_a_file(argument: str, splits: Optional[list[str]]) -> str:
+    """The split one annotated file stands for: the one --splits names, else test."""
+    if splits and len(splits) > 1:
+        raise FlairsuiteError(f"{argument} is one annotated file, so one split: give --splits one name (or none: test)")
+    return splits[0] if splits else "test"
 
 
 def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...], needed: Optional[str] = None,

@@ -57,7 +57,7 @@ def evaluate(spec: Any, root: Any, model: str, split: str, fast: bool, batch_siz
 @click.argument("models", metavar="LM...", nargs=-1, required=True, type=click.Path())
 @click.argument("name", metavar="NAME_OR_PATH")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice].")
-@corpus_options(splits=True)
+@corpus_options(splits=True, file_as_split=True)
 def charlm_perplexity(spec: Any, root: Any, splits: Optional[list[str]], models: tuple[str, ...], threads: Optional[int]) -> None:
     """Perplexity per character of each character LM (a best-lm.pt or its folder) on the sentences of NAME_OR_PATH's
     splits (a registered dataset, a corpus folder of your own, or one annotated file), beside the LM's perplexity on its

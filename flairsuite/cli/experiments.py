@@ -5,7 +5,7 @@ from typing import Optional
 import click
 
 from flairsuite.cli.corpora import corpora_fetch
-from flairsuite.cli.group import cli, corpora_dir_option
+from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option
 from flairsuite.cli.train import train_charlm
 from flairsuite.errors import FlairsuiteError
 
@@ -27,7 +27,7 @@ QUICKSTART_LM_HOURS = 0.05  # 3 minutes per direction when no LM pair is present
 )
 @click.option("--ray", "ray_address", default=None, metavar="local|auto|ADDRESS",
               help="Run the pending runs as Ray tasks: local starts Ray on this machine, auto joins $RAY_ADDRESS's cluster.")
-@click.option("--gpus", type=click.FloatRange(min=0), default=0, show_default=True, help="GPUs each run asks Ray for (with --ray).")
+@click.option("--gpus", type=FiniteFloatRange(min=0), default=0, show_default=True, help="GPUs each run asks Ray for (with --ray).")
 @click.option("--ray-retries", type=click.IntRange(min=0), default=3, show_default=True,
               help="With --ray: restarts of a run whose worker died; it continues from its epoch checkpoint.")
 @corpora_dir_option

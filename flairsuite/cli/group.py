@@ -1,7 +1,8 @@
 """The `flairsuite` command group, its error handling and the options every command group shares."""
 
 import logging
-from typing import Any
+import math
+from typing import Any, Optional
 
 import click
 
@@ -16,6 +17,16 @@ class SuiteGroup(click.Group):
             return super().invoke(ctx)
         except FlairsuiteError as err:
             raise click.ClickException(str(err)) from None
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange, with NaN and infinities refused (a NaN passes every comparison of the range check)."""
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return super().convert(number, param, ctx)
 
 
 corpora_dir_option = click.option(

@@ -4,7 +4,7 @@ from typing import Any, Optional
 
 import click
 
-from flairsuite.cli.group import cli, corpora_dir_option
+from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option
 
 
 @cli.command("discover-words", short_help="New-word discovery in raw text (MI and left/right entropy), written as a lexicon TSV.")
@@ -19,10 +19,10 @@ from flairsuite.cli.group import cli, corpora_dir_option
 @click.option("--longest", type=click.IntRange(min=1), default=None, help="Units per entry at most [default: 6 characters, 3 words].")
 @click.option("--min-count", type=click.IntRange(min=1), default=None, help="Occurrences at least [default: 5].")
 @click.option(
-    "--common-share", type=click.FloatRange(min=0, max=1, min_open=True), default=None,
+    "--common-share", type=FiniteFloatRange(min=0, max=1, min_open=True), default=None,
     help="An n-gram in more documents than this share is a common word, removed [default: 0.01].",
 )
-@click.option("--keep", type=click.FloatRange(min=0, max=1, min_open=True), default=None, help="Share kept, best score first [default: 0.5, the paper's].")
+@click.option("--keep", type=FiniteFloatRange(min=0, max=1, min_open=True), default=None, help="Share kept, best score first [default: 0.5, the paper's].")
 @click.option(
     "--keep-by", type=click.Choice(["all", "length"]), default=None,
     help="Keep the top share of all candidates (the paper's) or of each length [default: all for characters, length for words: "

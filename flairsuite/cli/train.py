@@ -55,7 +55,7 @@ from flairsuite.cli.group import cli, corpora_dir_option
 )
 @click.option("--force", is_flag=True, help="Discard an earlier run's checkpoint and start over.")
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--threads", type=int, default=None, help="CPU threads [default: all cores].")
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads [default: all cores].")
 @click.option(
     "--precision", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True,
     help="Training steps' arithmetic: bfloat16 runs them under autocast (1.6x the characters/s at the same perplexity per character "

@@ -26,6 +26,7 @@ from flairsuite.corpora.raw import iter_documents, source_path
 from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset, language_segmentation
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.exclusion import SentenceIndex, heldout_sentences
+from flairsuite.values import is_number, show
 
 PREPARE_VERSION = 2  # the prepared files' format and the leave-out's matching (the cache key holds it; 2: surface-text units, 2026-11-27)
 PREPARED_SPLITS = ("train", "valid", "test")
@@ -43,6 +44,8 @@ def char_dictionary(chars: Iterable[str]) -> Dictionary:
     return dictionary
 
 
+MAX_UNK_FRACTION = 0.01
+
 @dataclass(frozen=True)
 class PrepareConfig:
     """What determines a prepared corpus (and so its cache key)."""
@@ -54,6 +57,16 @@ class PrepareConfig:
     max_heldout_chars: int = 2_000_000
     unk_fraction: float = 1e-6
     seed: int = 1
+
+    def __post_init__(self) -> None:
+        """Shares that would leave no training text, or map common characters to <unk>, are one-line errors (NaN included)."""
+        if not (is_number(self.heldout_fraction) and 0 < self.heldout_fraction < 0.5):
+            raise FlairsuiteError(f"--heldout-fraction must be a share in (0, 0.5): valid and test take it each (found {show(self.heldout_fraction)})")
+        if not (is_number(self.unk_fraction) and 0 <= self.unk_fraction <= MAX_UNK_FRACTION):
+            raise FlairsuiteError(
+                f"--unk-fraction must be a share in [0, {MAX_UNK_FRACTION:g}] (the paper's is 1e-06; more maps common characters to <unk>; "
+                f"found {show(self.unk_fraction)})"
+            )
 
 
 @dataclass
