@@ -176,6 +176,7 @@ class Prediction:
     inserted: Optional[int] = None  # entities written as markup (tei, html)
     skipped: int = 0  # entities not inserted because they would cross markup (tei)
     passed_over: int = 0  # p/s/ab elements of a TEI/XML input not tagged: they hold other elements
+    xml_as_text: bool = False  # a TEI/XML-looking input tagged as plain text, markup included (column, json)
 
     def summary(self, seconds: float) -> str:
         """The line `predict` prints on stderr."""
@@ -184,6 +185,8 @@ class Prediction:
             line += f"; inserted {self.inserted:,} entities, skipped {self.skipped:,} crossing markup"
         if self.passed_over:
             line += f"; {self.passed_over:,} p/s/ab elements left untagged (they hold other elements)"
+        if self.xml_as_text:
+            line += "; the file looks like TEI/XML and was read as plain text, markup included (--format tei or html tag its p, s and ab)"
         return line
 
 
@@ -278,17 +281,12 @@ def predict_document(
     if fmt in MARKUP_FORMATS:
         return markup_prediction(model_path, input_path, fmt, fast, batch_size, entity_fix, type_map)
     source = read_text(input_path)
-    if looks_like_xml(input_path, source):
-        raise InputError(
-            input_path, None, f"looks like TEI/XML (a .xml/.tei name or text starting with '<'), and --format {fmt} tags plain text: "
-            "use --format tei or html, which tag the text of its p, s and ab elements"
-        )
     view = flair_view(source)
     model = checked_tagger(model_path, entity_fix)
     sentences = split(view.text, model_segmentation(model))
     tagged = tag_file_sentences(model, sentences, input_path, fast, batch_size, entity_fix)
     text = column_text(sentences, tagged) if fmt == "column" else json_text(sentences, tagged, predicts_spans(model), view)
-    return Prediction(text, len(sentences), sum(len(s) for s in sentences))
+    return Prediction(text, len(sentences), sum(len(s) for s in sentences), xml_as_text=looks_like_xml(input_path, source))
 
 
 def predict_file(model_path: Path, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool = False) -> tuple[str, int, int]:

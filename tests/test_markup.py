@@ -388,6 +388,7 @@ def test_cli_column_and_json_read_xml_as_text(tmp_path: Path) -> None:
     result = run(str(FIXTURES / "map.pt"), str(path))
     assert result.exit_code == 0, result.output
     assert "Anna" in [line.split("\t")[0] for line in result.stdout.splitlines()]
+    assert "looks like TEI/XML and was read as plain text" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -216,10 +216,13 @@ def test_bad_model_is_one_error_line(models: dict[str, Path], tmp_path: Path) ->
 
 @pytest.mark.parametrize("fmt", ["column", "json"])
 @pytest.mark.parametrize("name, content", [("letter.xml", "Anna ging nach Berlin."), ("letter.txt", "\ufeff <TEI><p>Anna</p></TEI>")])
-def test_xml_input_to_a_plain_text_format_is_one_error_line(models: dict[str, Path], tmp_path: Path, fmt: str, name: str, content: str) -> None:
+def test_xml_input_to_a_plain_text_format_is_tagged_as_text_and_said(models: dict[str, Path], tmp_path: Path, fmt: str, name: str, content: str) -> None:
     path = write_file(tmp_path / name, content)
-    line = one_error_line(run(str(models["map"]), str(path), "--format", fmt))
-    assert line.startswith(f"Error: {path}: looks like TEI/XML") and f"--format {fmt} tags plain text" in line
+    result = run(str(models["map"]), str(path), "--format", fmt)
+    assert result.exit_code == 0 and "Anna" in result.stdout
+    assert result.stderr.strip().endswith("the file looks like TEI/XML and was read as plain text, markup included (--format tei or html tag its p, s and ab)")
+    plain = run(str(models["map"]), str(write_file(tmp_path / "plain.txt", "Anna ging nach Berlin.")), "--format", fmt)
+    assert "TEI/XML" not in plain.stderr
 
 
 def test_folder_as_input_is_one_error_line(models: dict[str, Path], tmp_path: Path) -> None:

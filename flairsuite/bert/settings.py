@@ -1,5 +1,6 @@
 """The settings of one small-BERT pre-training run: a preset of `presets.yaml` with command-line overrides, checked once."""
 
+import math
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from importlib import resources
@@ -53,11 +54,13 @@ class BertSettings:
             raise FlairsuiteError("--attention wwa needs --positions relative (Whole-Word Attention encodes positions relatively, paper §5.2)")
         positive = (
             "layers", "hidden_size", "heads", "vocab_size", "batch_size", "learning_rate", "valid_samples", "window", "relative_clip",
-            "validate_tokens", "checkpoint_minutes",
+            "validate_tokens",
         )
         for name in positive:
             if not is_positive_number(getattr(self, name)):
                 raise FlairsuiteError(f"--{name.replace('_', '-')} must be positive (got {getattr(self, name)})")
+        if not (is_number(self.checkpoint_minutes) and math.isfinite(self.checkpoint_minutes) and self.checkpoint_minutes >= 0):
+            raise FlairsuiteError(f"--checkpoint-minutes must be a non-negative number (got {self.checkpoint_minutes})")
         if not (is_number(self.dropout) and 0 <= self.dropout < 1):
             raise FlairsuiteError(f"--dropout must be a number in [0, 1) (got {self.dropout})")
         if self.hidden_size % self.heads:

@@ -78,7 +78,8 @@ HYPER_RULES: tuple[tuple[str, Callable[[Any], bool], tuple[str, ...]], ...] = (
     ("a positive integer", lambda v: is_int(v) and v >= 1,
      ("hidden_size", "nlayers", "embedding_size", "sequence_length", "sequence_length_start", "batch_size", "validate_chars", "valid_chars")),
     ("a non-negative integer", lambda v: is_int(v) and v >= 0, ("ramp_chars", "patience")),
-    ("a positive number", is_positive_number, ("learning_rate", "clip", "checkpoint_minutes")),
+    ("a positive number", is_positive_number, ("learning_rate", "clip")),
+    ("a non-negative number (0: a checkpoint at every step)", lambda v: is_number(v) and math.isfinite(v) and v >= 0, ("checkpoint_minutes",)),
     ("a number in [0, 1)", lambda v: is_number(v) and 0 <= v < 1, ("dropout",)),
     ("a number in (0, 1] (1: no annealing)", lambda v: is_number(v) and 0 < v <= 1, ("anneal_factor",)),
 )

@@ -12,8 +12,8 @@ from flairsuite.cli.group import cli
 @click.argument("file", type=click.Path())
 @click.option(
     "--format", "fmt", type=click.Choice(["column", "json", "tei", "html"]), default="column", show_default=True,
-    help="column: token TAB tag, a blank line between sentences; json: one object per sentence with its spans (both read plain text: "
-    "a TEI/XML FILE is an error); "
+    help="column: token TAB tag, a blank line between sentences; json: one object per sentence with its spans (both read FILE as plain text, "
+    "a TEI/XML one markup included, and say so); "
     "tei: TEI P5 (a TEI/XML FILE is tagged in place); html: one self-contained page with the entities highlighted.",
 )
 @click.option(
