@@ -16,9 +16,20 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def is_finite_number(value: Any) -> bool:
+    """Whether `value` is a number other than NaN and the infinities (YAML's `.nan`, `.inf`; JSON's NaN, Infinity)."""
+    return is_number(value) and math.isfinite(value)
+
+
 def is_positive_number(value: Any) -> bool:
-    """Whether `value` is a finite number above 0 (YAML's `.inf` and `.nan` are not)."""
-    return is_number(value) and math.isfinite(value) and value > 0
+    """Whether `value` is a finite number above 0."""
+    return is_finite_number(value) and value > 0
+
+
+def json_problem(err: ValueError) -> str:
+    """What a JSON parser's error says, up to its first ';' (Python's refusal of an over-long number goes on with advice
+    for programmers)."""
+    return str(err).split(";")[0]
 
 
 def show(value: Any) -> str:

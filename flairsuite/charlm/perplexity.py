@@ -21,7 +21,7 @@ from flairsuite.charlm.summary import learned_unspaced
 from flairsuite.charlm.trainer import evaluate
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import DELIMITER
-from flairsuite.values import is_positive_number, show
+from flairsuite.values import is_positive_number, json_problem, show
 
 WINDOW = 250  # characters a window, as the recipes' sequence_length
 STREAMS = 100  # parallel streams at most, as the trainer's validation
@@ -55,7 +55,7 @@ def lm_file(location: Path) -> LMFile:
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else {}
     except ValueError as err:
-        raise FlairsuiteError(f"{summary_path}: not JSON ({str(err).split(';')[0]})") from None
+        raise FlairsuiteError(f"{summary_path}: not JSON ({json_problem(err)})") from None
     if not isinstance(summary, dict):
         raise FlairsuiteError(f"{summary_path}: not a JSON object (a train-charlm summary)")
     if summary.get("valid_ppl") is not None and not is_positive_number(summary["valid_ppl"]):

@@ -19,21 +19,17 @@ from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.training import Budget
-from flairsuite.values import is_int, is_number, is_positive_number, show
+from flairsuite.values import is_finite_number, is_int, is_positive_number, json_problem, show
 
 log = logging.getLogger("flairsuite")
-
-
-def _finite_at_least(low: float) -> Callable[[Any], bool]:
-    return lambda v: is_number(v) and math.isfinite(v) and v >= low
 
 
 # what a warm start reads from a summary.json, and what each value must be
 SUMMARY_VALUES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "chars_seen": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
     "steps": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
-    "hours": ("a non-negative number", _finite_at_least(0)),
-    "valid_ppl": ("a perplexity (a number of at least 1)", _finite_at_least(1)),
+    "hours": ("a non-negative number", lambda v: is_finite_number(v) and v >= 0),
+    "valid_ppl": ("a perplexity (a number of at least 1)", lambda v: is_finite_number(v) and v >= 1),
 }
 
 
@@ -43,7 +39,7 @@ def read_summary(path: Path) -> dict[str, Any]:
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise FlairsuiteError(f"{path}: unreadable ({str(err).split(';')[0]}); {remedy}") from None
+        raise FlairsuiteError(f"{path}: unreadable ({json_problem(err)}); {remedy}") from None
     if not isinstance(summary, dict):
         raise FlairsuiteError(f"{path}: not a JSON object; {remedy}")
     for key, (what, fits) in SUMMARY_VALUES.items():
@@ -51,7 +47,7 @@ def read_summary(path: Path) -> dict[str, Any]:
             raise FlairsuiteError(f"{path}: missing key '{key}'; {remedy}")
         if not fits(summary[key]):
             raise FlairsuiteError(f"{path}: {key} must be {what} (found {show(summary[key])}); {remedy}")
-    if summary.get("cpu_hours") is not None and not _finite_at_least(0)(summary["cpu_hours"]):
+    if summary.get("cpu_hours") is not None and not (is_finite_number(summary["cpu_hours"]) and summary["cpu_hours"] >= 0):
         raise FlairsuiteError(f"{path}: cpu_hours must be a non-negative number (found {show(summary['cpu_hours'])}); {remedy}")
     history = summary.get("history") or []
     if not isinstance(history, list) or not all(isinstance(point, dict) and is_positive_number(point.get("lr")) for point in history):

@@ -42,4 +42,5 @@ def load_language_model(path: Path, remedy: str = "") -> Any:
     try:
         return LanguageModel.load_language_model(path)
     except Exception as err:  # any unpickling or state-dict failure: the file is not a Flair character LM
-        raise FlairsuiteError(f"{path}: not a Flair character LM ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}){remedy}") from None
+        first_line = next(iter(str(err).splitlines()), "")
+        raise FlairsuiteError(f"{path}: not a Flair character LM ({type(err).__name__}: {first_line}){remedy}") from None

@@ -175,4 +175,3 @@ def missing_type_warnings(data: dict[str, SplitData], spans: bool) -> list[str]:
         f"{data[split].path}:{line}: {what} '{kind}' of {split} never occurs in train: no tagger can learn it"
         for split, kind, line in types_missing_from_train(data, spans)
     ]
-

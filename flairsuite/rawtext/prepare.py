@@ -44,7 +44,8 @@ def char_dictionary(chars: Iterable[str]) -> Dictionary:
     return dictionary
 
 
-MAX_UNK_FRACTION = 0.01
+MAX_UNK_FRACTION = 0.01  # --unk-fraction at most: 10,000x the paper's 1e-06; beyond it common characters would become <unk>
+
 
 @dataclass(frozen=True)
 class PrepareConfig:

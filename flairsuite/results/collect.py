@@ -51,7 +51,7 @@ import pandas as pd
 from flairsuite.corpora.tasks import task
 from flairsuite.results.references import Measure, best_published
 from flairsuite.errors import FlairsuiteError, InputError, read_utf8
-from flairsuite.values import is_int, is_number
+from flairsuite.values import is_int, is_number, json_problem
 
 METRICS_FILE = "metrics.json"
 FIX_FOLDER = "entity-fix"  # metrics of a run's Entity-Fix variant, below the run folder
@@ -170,7 +170,7 @@ def read_run(path: Path) -> RunMetrics:
     except json.JSONDecodeError as err:
         raise InputError(path, err.lineno, f"not valid JSON: {err.msg}") from None
     except ValueError as err:  # e.g. a number longer than Python converts
-        raise InputError(path, None, f"not valid JSON: {str(err).split(';')[0]}") from None
+        raise InputError(path, None, f"not valid JSON: {json_problem(err)}") from None
     try:
         if not isinstance(metrics, dict):
             raise ValueError("not a JSON object")

@@ -9,6 +9,8 @@ import json
 import re
 from typing import Optional
 
+from flairsuite.values import json_problem
+
 JSON_EXAMPLE = '{"text": "Anna reiste nach Berlin."}'
 SURROGATE = re.compile("[\ud800-\udfff]")
 UTF8_NAMES = ("utf-8", "utf8")
@@ -53,7 +55,7 @@ def json_text(body: bytes) -> str:
     except RecursionError:
         raise RequestError(400, f"malformed JSON: nested too deeply; send {JSON_EXAMPLE}") from None
     except ValueError as err:  # e.g. a number longer than Python converts
-        raise RequestError(400, f"malformed JSON: {str(err).split(';')[0]}; send {JSON_EXAMPLE}") from None
+        raise RequestError(400, f"malformed JSON: {json_problem(err)}; send {JSON_EXAMPLE}") from None
     if not isinstance(value, dict) or not isinstance(value.get("text"), str):
         raise RequestError(400, f'the JSON body must be an object with a string "text", e.g. {JSON_EXAMPLE}')
     return value["text"]
