@@ -164,6 +164,7 @@ def test_sigkill_then_resume_gives_the_same_weights(raw, tmp_path) -> None:
         (("--max-hours", "nan"), "--max-hours and --max-tokens must be positive (finite) numbers"),
         (("--learning-rate", "inf"), "--learning-rate must be positive (got inf)"),
         (("--dropout", "1"), "--dropout must be a number in [0, 1) (got 1.0)"),
+        (("--checkpoint-minutes", "-1"), "--checkpoint-minutes must be a non-negative number (got -1.0)"),
     ],
 )
 def test_bad_options_are_one_line_errors(raw, tmp_path, extra: tuple[str, ...], message: str) -> None:

@@ -451,6 +451,8 @@ def test_damaged_summary_of_a_released_model_is_one_line(tmp_path) -> None:
         ('{"chars_seen": 10, "steps": "x", "hours": 1, "valid_ppl": 3.5}', 'steps must be a non-negative integer (found "x")'),
         ('{"chars_seen": 10, "steps": 1, "hours": 1, "valid_ppl": 0}', "valid_ppl must be a perplexity (a number of at least 1) (found 0)"),
         ('{"chars_seen": 10, "steps": 1, "hours": 1, "valid_ppl": 3.5, "history": [{"valid_ppl": 4}]}', "history must be a list"),
+        ('{"chars_seen": 10, "steps": 1, "hours": -1, "valid_ppl": 3.5}', "hours must be a non-negative number (found -1)"),
+        ('{"chars_seen": 10, "steps": 1, "hours": 1, "valid_ppl": 3.5, "cpu_hours": NaN}', "cpu_hours must be a non-negative number (found NaN)"),
     ]:
         partial.write_text(text, encoding="utf-8")
         with pytest.raises(FlairsuiteError) as info:
@@ -468,6 +470,7 @@ def test_damaged_summary_of_a_released_model_is_one_line(tmp_path) -> None:
         ("clip", float("inf"), "--clip must be a positive number (found Infinity)"),
         ("dropout", 1.0, "--dropout must be a number in [0, 1) (found 1.0)"),
         ("anneal_factor", 0, "--anneal-factor must be a number in (0, 1] (1: no annealing) (found 0)"),
+        ("checkpoint_minutes", -1, "--checkpoint-minutes must be a non-negative number (0: a checkpoint at every step) (found -1)"),
     ],
 )
 def test_hyper_parameters_check_themselves(name: str, value: object, message: str) -> None:

@@ -9,7 +9,7 @@ import yaml
 
 from flairsuite.bert.masking import OBJECTIVES
 from flairsuite.errors import FlairsuiteError, unknown_name_error
-from flairsuite.values import is_finite_number, is_number, is_positive_number
+from flairsuite.values import is_non_negative_number, is_number, is_positive_number
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class BertSettings:
         for name in positive:
             if not is_positive_number(getattr(self, name)):
                 raise FlairsuiteError(f"--{name.replace('_', '-')} must be positive (got {getattr(self, name)})")
-        if not (is_finite_number(self.checkpoint_minutes) and self.checkpoint_minutes >= 0):
+        if not is_non_negative_number(self.checkpoint_minutes):
             raise FlairsuiteError(f"--checkpoint-minutes must be a non-negative number (got {self.checkpoint_minutes})")
         if not (is_number(self.dropout) and 0 <= self.dropout < 1):
             raise FlairsuiteError(f"--dropout must be a number in [0, 1) (got {self.dropout})")

@@ -19,7 +19,7 @@ from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.training import Budget
-from flairsuite.values import is_finite_number, is_int, is_positive_number, json_problem, show
+from flairsuite.values import is_finite_number, is_int, is_non_negative_number, is_positive_number, json_problem, show
 
 log = logging.getLogger("flairsuite")
 
@@ -28,7 +28,7 @@ log = logging.getLogger("flairsuite")
 SUMMARY_VALUES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "chars_seen": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
     "steps": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
-    "hours": ("a non-negative number", lambda v: is_finite_number(v) and v >= 0),
+    "hours": ("a non-negative number", is_non_negative_number),
     "valid_ppl": ("a perplexity (a number of at least 1)", lambda v: is_finite_number(v) and v >= 1),
 }
 
@@ -47,7 +47,7 @@ def read_summary(path: Path) -> dict[str, Any]:
             raise FlairsuiteError(f"{path}: missing key '{key}'; {remedy}")
         if not fits(summary[key]):
             raise FlairsuiteError(f"{path}: {key} must be {what} (found {show(summary[key])}); {remedy}")
-    if summary.get("cpu_hours") is not None and not (is_finite_number(summary["cpu_hours"]) and summary["cpu_hours"] >= 0):
+    if summary.get("cpu_hours") is not None and not is_non_negative_number(summary["cpu_hours"]):
         raise FlairsuiteError(f"{path}: cpu_hours must be a non-negative number (found {show(summary['cpu_hours'])}); {remedy}")
     history = summary.get("history") or []
     if not isinstance(history, list) or not all(isinstance(point, dict) and is_positive_number(point.get("lr")) for point in history):

@@ -41,7 +41,7 @@ from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
 from flairsuite.training import PRECISIONS, StreamProgress, StreamTraining, autocast, renamed_setting, require_precision
-from flairsuite.values import is_finite_number, is_int, is_number, is_positive_number, show
+from flairsuite.values import is_int, is_non_negative_number, is_number, is_positive_number, show
 
 log = logging.getLogger("flairsuite")
 
@@ -79,7 +79,7 @@ HYPER_RULES: tuple[tuple[str, Callable[[Any], bool], tuple[str, ...]], ...] = (
      ("hidden_size", "nlayers", "embedding_size", "sequence_length", "sequence_length_start", "batch_size", "validate_chars", "valid_chars")),
     ("a non-negative integer", lambda v: is_int(v) and v >= 0, ("ramp_chars", "patience")),
     ("a positive number", is_positive_number, ("learning_rate", "clip")),
-    ("a non-negative number (0: a checkpoint at every step)", lambda v: is_finite_number(v) and v >= 0, ("checkpoint_minutes",)),
+    ("a non-negative number (0: a checkpoint at every step)", is_non_negative_number, ("checkpoint_minutes",)),
     ("a number in [0, 1)", lambda v: is_number(v) and 0 <= v < 1, ("dropout",)),
     ("a number in (0, 1] (1: no annealing)", lambda v: is_number(v) and 0 < v <= 1, ("anneal_factor",)),
 )
