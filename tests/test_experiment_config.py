@@ -74,12 +74,12 @@ ERRORS = [
     (
         {"corpora": ["sturm", {"name": "ud-de-gsd", "tags": "xpos"}], "taggers": ["map", "cse"]},
         "taggers: cse tags entity spans only, and corpus 'ud-de-gsd (xpos)' is pos (one tag per token (e.g. UD upos or xpos), scored by "
-        "token accuracy): use bilstm-crf, bilstm512-crf, map-crf, map, or put the NER and pos corpora in separate experiments",
+        "token accuracy): use bilstm-crf, bilstm512-crf, bilstm-crf-noproj, map-crf, map, or put the NER and pos corpora in separate experiments",
     ),
     (
         {"corpora": ["ud-en-ewt"], "taggers": ["bilstm-lcrf-ner"]},
         "taggers: bilstm-lcrf-ner tags entity spans only, and corpus 'ud-en-ewt' is pos (one tag per token (e.g. UD upos or xpos), scored by "
-        "token accuracy): use bilstm-crf, bilstm512-crf, map-crf, map, or put the NER and pos corpora in separate experiments",
+        "token accuracy): use bilstm-crf, bilstm512-crf, bilstm-crf-noproj, map-crf, map, or put the NER and pos corpora in separate experiments",
     ),
     (
         {"corpora": ["ud-en-ewt"], "entity_fix": [False, True]},
@@ -121,7 +121,10 @@ ERRORS = [
         {"corpora": [{"name": "ler", "subsample": "10%"}]},
         'corpora: ler: subsample must be a fraction of train in (0, 1], e.g. 0.1 (found "10%")',
     ),
-    ({"taggers": ["bilstm"]}, 'taggers: unknown tagger "bilstm" (known: bilstm-crf, bilstm512-crf, map-crf, map, lcrf-ner, bilstm-lcrf-ner, cse)'),
+    (
+        {"taggers": ["bilstm"]},
+        'taggers: unknown tagger "bilstm" (known: bilstm-crf, bilstm512-crf, bilstm-crf-noproj, map-crf, map, lcrf-ner, bilstm-lcrf-ner, cse)',
+    ),
     ({"taggers": []}, "key 'taggers' is empty: list at least one, e.g. `taggers: [bilstm-crf, map-crf, map]`"),
     ({"taggers": ["map", "map"], "tagger_train": {}}, "taggers: map is listed twice: remove one"),
     ({"embeddings": {"proposed": ["charlm:de"]}}, "embeddings: proposed: embedding spec 'charlm:de': write charlm:NAME-forward or charlm:NAME-backward"),

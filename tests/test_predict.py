@@ -65,7 +65,7 @@ def train(model: SequenceTagger, steps: int = 100) -> SequenceTagger:
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Four registered taggers (three SequenceTaggers and CSE) over the tiny stack, trained a little and saved."""
+    """Five registered taggers (four SequenceTaggers and CSE) over the tiny stack, trained a little and saved."""
     folder = tmp_path_factory.mktemp("predict")
     flair.set_seed(1)
     embeddings = tiny_embeddings(folder)
@@ -75,7 +75,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     dictionary.span_labels = True  # as Corpus.make_label_dictionary marks span types
     paths = {}
     with torch_threads(1):  # tiny matrices: a second thread only costs
-        for name in ("bilstm-crf", "map-crf", "map", "cse"):
+        for name in ("bilstm-crf", "bilstm-crf-noproj", "map-crf", "map", "cse"):
             path = folder / f"{name}.pt"
             train(build_tagger(name, embeddings, dictionary, "ner")).save(path)
             paths[name] = path
@@ -87,7 +87,7 @@ def sentences() -> list[Sentence]:
     return [Sentence(TEXT.replace("\n", " ")), *(Sentence(labeled(i).to_tokenized_string()) for i in range(20, 26))]
 
 
-@pytest.mark.parametrize("name", ["bilstm-crf", "map-crf", "map"])
+@pytest.mark.parametrize("name", ["bilstm-crf", "bilstm-crf-noproj", "map-crf", "map"])
 def test_fast_path_equals_plain_flair(models: dict[str, Path], name: str) -> None:
     model = SequenceTagger.load(models[name])
     expected = flair_tags(model, sentences(), 32)

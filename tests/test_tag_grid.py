@@ -621,7 +621,7 @@ def test_bfloat16_where_the_cpu_cannot_is_one_line_before_any_work(lm_home, corp
 def test_unknown_tagger_is_one_line_naming_file_and_key(lm_home, corpora, tmp_path):
     experiment = experiment_yaml(tmp_path / "x.yaml", "x", STACKS, ["map", "bilstm"], [1], "{max_epochs: 1}")
     line = error_line(tag(tmp_path / "home", corpora, experiment))
-    assert line.startswith(f"Error: {experiment}: taggers: unknown tagger \"bilstm\" (known: bilstm-crf, bilstm512-crf, map-crf, map")
+    assert line.startswith(f"Error: {experiment}: taggers: unknown tagger \"bilstm\" (known: bilstm-crf, bilstm512-crf, bilstm-crf-noproj, map-crf, map")
     assert not (tmp_path / "home").exists()
 
 

@@ -84,13 +84,16 @@ def test_every_tagger_saves_as_its_registered_class(corpus: Corpus, embeddings: 
 
 
 def test_module_structure(taggers: dict[str, SequenceTagger], embeddings: CharacterEmbeddings) -> None:
-    assert set(taggers) == {"bilstm-crf", "bilstm512-crf", "map-crf", "map", "lcrf-ner", "bilstm-lcrf-ner"}  # `cse` is flairsuite's own model
+    assert set(taggers) == {"bilstm-crf", "bilstm512-crf", "bilstm-crf-noproj", "map-crf", "map", "lcrf-ner", "bilstm-lcrf-ner"}  # not `cse`
     bilstm = taggers["bilstm-crf"]
     assert isinstance(bilstm.rnn, torch.nn.LSTM)
     assert (bilstm.rnn.hidden_size, bilstm.rnn.num_layers, bilstm.rnn.bidirectional) == (256, 1, True)
     assert hasattr(bilstm, "crf") and hasattr(bilstm, "embedding2nn")
     assert bilstm.linear.in_features == 2 * 256
     assert taggers["bilstm512-crf"].rnn.hidden_size == 512 and taggers["bilstm512-crf"].linear.in_features == 2 * 512
+    direct = taggers["bilstm-crf-noproj"]  # the LSTM reads the embeddings themselves
+    assert not direct.reproject_embeddings and not hasattr(direct, "embedding2nn")
+    assert direct.rnn.input_size == embeddings.embedding_length and (direct.rnn.hidden_size, direct.rnn.bidirectional) == (256, True)
     for name, crf in (("map-crf", True), ("map", False)):
         linear = taggers[name]
         assert not linear.use_rnn and not hasattr(linear, "rnn") and not hasattr(linear, "embedding2nn")
