@@ -54,9 +54,27 @@ def test_curve_png_from_the_cli(tmp_path: Path) -> None:
     image = imread(tmp_path / "curve-train-fraction.png")
     assert image.shape[0] > 300 and image.shape[1] > 600
     axis = curve_figure(collect(tmp_path), "train-fraction").axes[0]
-    assert [text.get_text() for text in axis.get_legend().get_texts()] == ["proposed+word + bilstm-crf", "best published 87.83 (Zöllner et al. 2021, Table 8)"]
+    legend = [text.get_text().replace("\n", " ") for text in axis.get_legend().get_texts()]
+    assert legend == ["proposed+word + bilstm-crf", "best published 87.83 (Zöllner et al. 2021, Table 8)"]
     assert axis.get_xlabel() == "share of the training set (%), log scale" and axis.get_xscale() == "log"
     assert [tick.get_text() for tick in axis.get_xticklabels()] == ["25", "100"]  # ticked at the runs' shares
+
+
+def test_a_long_reference_label_wraps_and_leaves_the_axes_their_width(tmp_path: Path) -> None:
+    # the Danish anchor's label is 90 characters; on one line it squeezed the axes to a sliver left of the legend
+    for seed in (1, 2):
+        for percent in (25, 50, None):
+            data = metrics("danish-ner", seed=seed, f1=0.5 + seed / 100 + (percent or 100) / 1000,
+                           subsample=None if percent is None else NOTE.format(percent))
+            data["run"] = f"{data['run']}/{percent}"
+            write_run(tmp_path, data)
+    figure = curve_figure(collect(tmp_path), "train-fraction")
+    figure.canvas.draw()
+    axis = figure.axes[0]
+    labels = [text.get_text() for text in axis.get_legend().get_texts()]
+    assert labels[-1].startswith("anchor 81.78") and "\n" in labels[-1]
+    assert all(len(line) <= 36 for label in labels for line in label.splitlines())
+    assert axis.get_position().width > 0.4  # of the figure's width
 
 
 def test_curve_without_its_x_is_an_error(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ Written as PNG, atomically, without pyplot state.
 """
 
 import re
+import textwrap
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -30,6 +31,7 @@ from flairsuite.results.collect import SCORE
 from flairsuite.results.tables import metric_title, score_column
 
 SUBSAMPLE_PERCENT = re.compile(r"^([0-9.]+)% of train")
+LEGEND_CHARS = 36  # legend labels wrap at this width: a long reference source must not squeeze the axes
 
 
 def train_fraction(run: pd.Series) -> Optional[float]:
@@ -133,6 +135,7 @@ def curve_figure(runs: pd.DataFrame, curve: str, metric: str = SCORE, split: str
         axis.grid(alpha=0.3)
         handles, labels = axis.get_legend_handles_labels()
         order = sorted(range(len(labels)), key=lambda i: labels[i].startswith(("best published", "anchor")))  # the lines, then the reference
+        labels = [textwrap.fill(label, LEGEND_CHARS) for label in labels]
         axis.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
                     fontsize="small")
     return figure
