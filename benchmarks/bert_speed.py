@@ -18,8 +18,14 @@ tensors while the model runs, per head and sequence), Eq. 9 of the paper with th
 count m (n^2 against m^2 + (2w+1) n), and the peak RSS added by one forward and backward pass of a batch
 (each in its own process; the peak is reset through /proc/self/clear_refs just before).
 
-    python benchmarks/bert_speed.py                 # both parts, about 20 minutes on 2 cores
+Part 3 (`--part precision`, not in `both`), the suite's trainer in float32 against bfloat16 autocast (`train-bert
+--precision`): the `cpu` preset as `train-bert` trains it (relative positions, full attention), the same tokens, seed
+and masks, each in its own process; tokens/s, their ratio, and the MLM accuracy of both on the same valid samples with
+the same fixed masks, evaluated in float32. Needs a CPU or GPU with native bfloat16 (AVX-512 BF16 or AMX).
+
+    python benchmarks/bert_speed.py                 # parts 1 and 2, about 20 minutes on 2 cores
     python benchmarks/bert_speed.py --part memory   # part 2 only
+    python benchmarks/bert_speed.py --part precision --threads 1   # part 3, about 12 minutes on one Zen 4 core
 """
 
 import argparse
@@ -40,13 +46,15 @@ from common import machine, run_main
 from flairsuite.atomic import write_json
 from flairsuite.bert.data import TokenizedCorpus, tokenize_corpus
 from flairsuite.bert.settings import settings_from
-from flairsuite.bert.trainer import BertTrainer, TokenBudget
+from flairsuite.bert.trainer import BertTrainer
 from flairsuite.bert.vocabulary import CLS, PAD, SEP
 from flairsuite.paths import bert_data_dir
 from flairsuite.rawtext.language import prepare_language
+from flairsuite.training import PRECISIONS, Budget, native_bfloat16
 
 HERE = Path(__file__).resolve().parent
 LENGTHS = (128, 320, 450)
+PARTS = ("speed", "memory", "both", "precision")
 
 
 def corpus(vocab_size: int) -> TokenizedCorpus:
@@ -54,7 +62,7 @@ def corpus(vocab_size: int) -> TokenizedCorpus:
 
 
 def settings(args: argparse.Namespace, **overrides: Any):
-    base = {"positions": "absolute", "attention": "full", "wwm": args.wwm, "validate_tokens": 10**12, "checkpoint_minutes": 1e9}
+    base = {"positions": args.positions, "attention": "full", "wwm": args.wwm, "validate_tokens": 10**12, "checkpoint_minutes": 1e9}
     return settings_from(args.preset, {**base, **overrides})
 
 
@@ -63,9 +71,9 @@ def settings(args: argparse.Namespace, **overrides: Any):
 
 def run_suite(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """The suite's training steps (validation and checkpoints, which the Trainer run does not do, left out of the clock)."""
-    trainer = BertTrainer(corpus(args.vocab_size), out, settings(args), seed=args.seed)
+    trainer = BertTrainer(corpus(args.vocab_size), out, settings(args), seed=args.seed, precision=args.precision)
     trainer.start()
-    trainer.budget, trainer.desc = TokenBudget(max_tokens=args.tokens), "flairsuite"
+    trainer.budget, trainer.desc = Budget(max_units=args.tokens), "flairsuite"
     trainer.begin()
     started = time.perf_counter()
     while not trainer.done():
@@ -145,7 +153,7 @@ def child(args: argparse.Namespace) -> int:
 
 
 def in_child(args: argparse.Namespace, *extra: str) -> dict[str, Any]:
-    command = [sys.executable, __file__, *extra, *[a for a in sys.argv[1:] if a not in ("--part", "speed", "memory", "both")]]
+    command = [sys.executable, __file__, *extra, *[a for a in sys.argv[1:] if a not in ("--part", *PARTS)]]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": str(args.threads or os.cpu_count())})
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     if done.returncode != 0 or not lines:
@@ -169,6 +177,28 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
     ratio = suite["tokens_per_second"] / hf["tokens_per_second"]
     gap = 100 * (suite["valid_accuracy"] - hf["valid_accuracy"])
     print(f"tokens/s ratio flairsuite / transformers: {ratio:.2f} (target >= 1.5); MLM accuracy difference: {gap:+.2f} points (target within 1)")
+    return {"rows": rows, "ratio": ratio, "accuracy_points": gap}
+
+
+# -- part 3: float32 against bfloat16 autocast ------------------------------------------------------
+
+
+def precision(args: argparse.Namespace) -> dict[str, Any]:
+    if not native_bfloat16(torch.device("cuda" if torch.cuda.is_available() else "cpu")):
+        raise SystemExit("part 3 needs a device that computes bfloat16 natively (AVX-512 BF16 or AMX on a CPU)")
+    corpus(args.vocab_size)
+    rows = {name: in_child(args, "--child", "flairsuite", "--precision", name, "--positions", "relative") for name in PRECISIONS}
+    chosen = settings(args, positions="relative")
+    print(f"\nPart 3: the suite's pre-training in float32 and bfloat16 autocast, {chosen.layers} layers x {chosen.hidden_size}, relative "
+          f"positions, full attention, {'whole-word' if args.wwm else 'token'} masking, batch {chosen.batch_size} x {chosen.seq_len}, "
+          f"{args.tokens:,} tokens, seed {args.seed}")
+    print(f"{'precision':<14}{'tokens':>11}{'seconds':>9}{'tokens/s':>10}{'valid MLM acc':>15}{'valid loss':>12}")
+    for name, row in rows.items():
+        row["tokens_per_second"] = row["tokens"] / row["seconds"]
+        print(f"{name:<14}{row['tokens']:>11,}{row['seconds']:>9.1f}{row['tokens_per_second']:>10,.0f}{row['valid_accuracy']:>15.4f}{row['valid_loss']:>12.4f}")
+    ratio = rows["bfloat16"]["tokens_per_second"] / rows["float32"]["tokens_per_second"]
+    gap = 100 * (rows["bfloat16"]["valid_accuracy"] - rows["float32"]["valid_accuracy"])
+    print(f"tokens/s ratio bfloat16 / float32: {ratio:.2f}; MLM accuracy difference: {gap:+.2f} points (target within 1)")
     return {"rows": rows, "ratio": ratio, "accuracy_points": gap}
 
 
@@ -241,7 +271,7 @@ def memory(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--part", choices=("speed", "memory", "both"), default="both")
+    parser.add_argument("--part", choices=PARTS, default="both")
     parser.add_argument("--preset", default="cpu")
     parser.add_argument("--tokens", type=int, default=600_000, help="tokens each trainer trains on (part 1)")
     parser.add_argument("--wwm", action=argparse.BooleanOptionalAction, default=True)
@@ -250,6 +280,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=8, help="sequences per batch in part 2")
     parser.add_argument("--child", choices=("flairsuite", "transformers"), help=argparse.SUPPRESS)
+    parser.add_argument("--precision", choices=PRECISIONS, default="float32", help=argparse.SUPPRESS)
+    parser.add_argument("--positions", default="absolute", help=argparse.SUPPRESS)
     parser.add_argument("--batch-tokens", type=float, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--attention", default="full", help=argparse.SUPPRESS)
@@ -264,8 +296,11 @@ def main() -> int:
         results["speed"] = speed(args)
     if args.part in ("memory", "both"):
         results["memory"] = memory(args)
-    write_json(HERE / "results" / "bert_speed.json", results)
-    print(f"\nwritten: {HERE / 'results' / 'bert_speed.json'}")
+    if args.part == "precision":
+        results["precision"] = precision(args)
+    out = HERE / "results" / ("bert_precision.json" if args.part == "precision" else "bert_speed.json")
+    write_json(out, results)
+    print(f"\nwritten: {out}")
     return 0
 
 

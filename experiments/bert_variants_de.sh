@@ -13,8 +13,14 @@
 # run the script again. One thread per model by default, so two can train side by side:
 #   THREADS=1 ONLY=de-mlm-abs experiments/bert_variants_de.sh &
 #   THREADS=1 ONLY=de-mlm-rel experiments/bert_variants_de.sh &
+#
+# PRECISION (default bfloat16): the training steps' arithmetic, the same for all five so that their hours compare;
+# bfloat16 gives twice the tokens/s of float32 at the same validation loss on a CPU with avx512_bf16
+# (benchmarks/README.md, bert_speed.py part 3). On a CPU without bfloat16 units train-bert refuses it with one
+# line: PRECISION=float32 there (a resumed model may change it; its summary.json records the last invocation's).
 set -euo pipefail
 TOKENS=${TOKENS:-3000000}
+PRECISION=${PRECISION:-bfloat16}
 THREADS=${THREADS:-1}
 ONLY=${ONLY:-}
 declare -A FLAGS=(
@@ -33,5 +39,5 @@ for name in de-mlm-abs de-mlm-abs-wwm de-mlm-rel de-mlm-rel-wwm de-mlm-rel-wwm-w
   fi
   resume=""; [ -f "bert/$name/checkpoint.pt" ] && resume="--resume"
   # shellcheck disable=SC2086
-  flairsuite train-bert --lang de --name "$name" --objective mlm ${FLAGS[$name]} --max-tokens "$TOKENS" --threads "$THREADS" $resume
+  flairsuite train-bert --lang de --name "$name" --objective mlm ${FLAGS[$name]} --max-tokens "$TOKENS" --threads "$THREADS" --precision "$PRECISION" $resume
 done

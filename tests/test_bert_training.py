@@ -222,3 +222,42 @@ def test_force_empties_the_model_folder_before_the_new_run(tmp_path) -> None:
     assert not started
     start_or_resume(trainer, resume=False, force=True)
     assert [p.name for p in out.iterdir()] == [".save-123"] and started == [True]
+
+
+NO_BFLOAT16 = "the CPU has no bfloat16 units (AVX-512 BF16 or AMX)"
+
+
+@pytest.mark.skipif(not __import__("flairsuite.training").training.native_bfloat16(torch.device("cpu")), reason=NO_BFLOAT16)
+def test_bfloat16_pretraining_learns_and_says_so(raw, tmp_path) -> None:
+    """Under autocast the steps' arithmetic differs from float32, the model still learns, and both the summary and each
+    validation point say the precision (float32 points stay as they were)."""
+    summaries = {}
+    for precision in ("float32", "bfloat16"):
+        args = bert_args(raw, tmp_path / precision, 20000, "--validate-tokens", "5000", "--precision", precision)
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        assert ("precision: bfloat16 (training steps under autocast" in result.output) == (precision == "bfloat16")
+        summaries[precision] = json.loads((tmp_path / precision / "tiny" / "summary.json").read_text())
+        folder = tmp_path / precision / "tiny"
+        assert {tensor.dtype for tensor in load_file(folder / "model.safetensors").values() if tensor.is_floating_point()} == {torch.float32}
+    for precision, summary in summaries.items():
+        assert summary["precision"] == precision
+        assert [point.get("precision", "float32") for point in summary["history"]] == [precision] * len(summary["history"])
+        assert summary["valid_loss"] < 0.6 * math.log(150), (precision, summary["history"])
+    assert summaries["float32"]["history"][0]["train_loss"] != summaries["bfloat16"]["history"][0]["train_loss"]
+
+
+def test_bfloat16_on_a_cpu_without_it_is_one_line_and_auto_falls_back(raw, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
+    refused = CliRunner().invoke(cli, [*bert_args(raw, tmp_path, 2000), "--precision", "bfloat16"])
+    assert refused.exit_code == 1
+    assert error_line(refused.output) == (
+        "Error: train-bert --precision: precision bfloat16 needs a device that computes bfloat16, and this CPU has no bfloat16 "
+        "units (AVX-512 BF16 or AMX): use --precision float32 (or auto)"
+    )
+    assert not (tmp_path / "tiny" / "checkpoint.pt").exists()
+    automatic = CliRunner().invoke(cli, bert_args(raw, tmp_path, 2000))  # --precision auto, the default
+    assert automatic.exit_code == 0, automatic.output
+    summary = json.loads((tmp_path / "tiny" / "summary.json").read_text())
+    assert summary["precision"] == "float32" and all("precision" not in point for point in summary["history"])

@@ -21,7 +21,7 @@ from flairsuite.lexicon.store import read_lexicon
 from flairsuite.paths import bert_data_dir, bert_dir, lexicons_dir
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus
-from flairsuite.training import Budget
+from flairsuite.training import Budget, require_precision, resolved_precision
 from flairsuite.values import is_positive_number
 
 
@@ -109,6 +109,9 @@ def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
     if settings.batch_size < ranks.world:
         raise FlairsuiteError(f"--batch-size {settings.batch_size} is smaller than the {ranks.world} ranks: each rank needs samples")
     lexicon = lexicon_entries(options.get("lexicon"))
+    device = ranks.device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    options = {**options, "precision": resolved_precision(options.get("precision") or "auto", device)}
+    require_precision(options["precision"], device, "train-bert --precision", "--precision float32 (or auto)")  # before the data preparation
     if not ranks.parallel:
         refuse_if_busy(out)  # before the data preparation, which can take minutes
     prepared, data = first_on_rank_zero(ranks, lambda: prepared_and_tokenized(options, settings.vocab_size))
@@ -121,7 +124,7 @@ def trained_model_lines(
     prepared: PreparedCorpus, data: TokenizedCorpus,
 ) -> Iterator[str]:
     """`train_bert_command` once the folder is this process's: train, evaluate the best model, write its files; the report lines."""
-    trainer = BertTrainer(data, out, settings, options["seed"], ranks, lexicon)
+    trainer = BertTrainer(data, out, settings, options["seed"], ranks, lexicon, options["precision"])
     start_or_resume(trainer, options["resume"], options["force"])
     if len(trainer.train_samples) < settings.batch_size:
         raise FlairsuiteError(f"the corpus gives {len(trainer.train_samples)} training samples, fewer than one batch; use more text or a smaller --batch-size")
@@ -132,6 +135,8 @@ def trained_model_lines(
     yield from describe(prepared)
     splits = data.meta["splits"]
     yield f"tokenized: {data.path} (vocabulary {data.meta['vocab_size']:,}; train {splits['train']['tokens']:,} tokens)"
+    if trainer.precision != "float32":
+        yield f"precision: {trainer.precision} (training steps under autocast; weights, optimizer and validation in float32)"
     if ranks.parallel:
         yield f"data-parallel: {ranks.world} ranks sharing each batch of {settings.batch_size} samples"
     if trainer.entities is not None:
@@ -156,6 +161,7 @@ def trained_model_lines(
         "parameters": sum(p.numel() for p in best.parameters()),
         "device": str(trainer.device),
         "threads": torch.get_num_threads(),
+        "precision": trainer.precision,  # this invocation's; each validation point says its own where it is not float32
         "ranks": ranks.world,
         "settings": asdict(settings),
         **({"lexicon": {"name": trainer.entities.name, "entries": len(trainer.entities.ids), "sha256": trainer.entities.digest}}

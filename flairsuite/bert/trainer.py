@@ -11,6 +11,11 @@ horizon (`--max-tokens` when given, else the preset's `decay_tokens`), constant 
 function of tokens seen, not of time, so the same run gives the same weights on any machine.
 Validation (MLM loss and accuracy on the first `valid_samples` valid samples, fixed masks) comes
 every `validate_tokens` tokens seen; the best model so far is the one in the folder.
+
+Precision: `bfloat16` runs each training step's forward pass under torch's bfloat16 autocast (a CUDA GPU from Ampere
+on, or a CPU with AVX-512 BF16 or AMX through oneDNN); weights, gradients, AdamW, the loss and validation stay float32,
+so validation points compare across precisions. As for the language models it is a property of the invocation, not of
+the run: a checkpoint resumes under either, and each validation point records `precision` where it is not float32.
 """
 
 from dataclasses import asdict, dataclass
@@ -29,7 +34,8 @@ from flairsuite.bert.masking import IGNORE, MaskingRule, training_batch
 from flairsuite.bert.settings import BertSettings
 from flairsuite.bert.vocabulary import continuation_ids, hf_tokenizer
 from flairsuite.distributed import Ranks
-from flairsuite.training import Budget, StreamProgress, StreamTraining, native_bfloat16, renamed_setting
+from flairsuite.errors import FlairsuiteError
+from flairsuite.training import PRECISIONS, Budget, StreamProgress, StreamTraining, autocast, renamed_setting, require_precision
 
 
 @dataclass
@@ -88,7 +94,7 @@ class BertTrainer(StreamTraining[BertProgress]):
 
     def __init__(
         self, data: TokenizedCorpus, out: Path, settings: BertSettings, seed: int = 1, ranks: Ranks = Ranks(),
-        lexicon: Optional[Callable[[PreTrainedTokenizerBase], EntityEntries]] = None,
+        lexicon: Optional[Callable[[PreTrainedTokenizerBase], EntityEntries]] = None, precision: str = "float32",
     ) -> None:
         self.data, self.out, self.settings, self.seed, self.ranks = data, out, settings, seed, ranks
         self.checkpoint_path = out / "checkpoint.pt"
@@ -97,6 +103,10 @@ class BertTrainer(StreamTraining[BertProgress]):
         self.train_samples = data.samples("train", self.rule.content)
         self.valid_samples = data.samples("valid", self.rule.content)
         self.device = ranks.device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if precision not in PRECISIONS:
+            raise FlairsuiteError(f"precision must be one of: {', '.join(PRECISIONS)} (found {precision!r})")
+        require_precision(precision, self.device, "train-bert --precision", "--precision float32 (or auto)")
+        self.precision = precision
         torch.manual_seed(seed)
         tokenizer = data.tokenizer()
         self.tokenizer = hf_tokenizer(tokenizer, settings.seq_len)
@@ -160,11 +170,12 @@ class BertTrainer(StreamTraining[BertProgress]):
     def losses(self, batch: dict[str, torch.Tensor], training: bool = False) -> tuple[torch.Tensor, Optional[torch.Tensor], int, int]:
         """(MLM loss, sentence-pair loss or None, correct MLM predictions, masked positions) of a batch.
 
-        `training`: through the data-parallel wrapper (gradients averaged over ranks); else the plain pass.
+        `training`: through the data-parallel wrapper (gradients averaged over ranks) in the run's precision; else the
+        plain pass in float32.
         """
         batch = {name: tensor.to(self.device, non_blocking=True) for name, tensor in batch.items()}
         chosen = batch["labels"] != IGNORE
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda" and native_bfloat16(self.device)):
+        with autocast(self.device, self.precision if training else "float32"):
             logits, pair_logits = (self.parallel_pass if training else self.forward_pass)(batch, chosen)
             targets = batch["labels"][chosen]
             loss = F.cross_entropy(logits.float(), targets)
@@ -245,6 +256,7 @@ class BertTrainer(StreamTraining[BertProgress]):
                 "valid_loss": valid_loss,
                 "valid_accuracy": valid_accuracy,
                 "lr": self.optimizer.param_groups[0]["lr"],
+                **({"precision": self.precision} if self.precision != "float32" else {}),
             }
         )
         self._window = {"loss": 0.0, "correct": 0, "masked": 0}

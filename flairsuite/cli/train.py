@@ -199,6 +199,12 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
 @click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the model folder (exactly, after a kill).")
 @click.option("--force", is_flag=True, help="Discard an earlier run's checkpoint or model and start over.")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads [default: all cores].")
+@click.option(
+    "--precision", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True,
+    help="Training steps' arithmetic: bfloat16 runs them under autocast (benchmarks/bert_speed.py --part precision: tokens/s and "
+    "MLM accuracy against float32); weights, optimizer and validation stay float32; auto: bfloat16 where the CPU or GPU computes "
+    "it natively, else float32. Not part of a checkpoint's settings: a run may change it on --resume.",
+)
 @click.option("--seed", type=int, default=1, show_default=True)
 @corpora_dir_option
 def train_bert(**options: Any) -> None:
