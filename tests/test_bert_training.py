@@ -245,6 +245,9 @@ def test_bfloat16_pretraining_learns_and_says_so(raw, tmp_path) -> None:
         assert [point.get("precision", "float32") for point in summary["history"]] == [precision] * len(summary["history"])
         assert summary["valid_loss"] < 0.6 * math.log(150), (precision, summary["history"])
     assert summaries["float32"]["history"][0]["train_loss"] != summaries["bfloat16"]["history"][0]["train_loss"]
+    from flairsuite.embeddings.bert import summarize  # what a tagging run records of its BERT, for the tables' hours cell
+
+    assert summarize(summaries["bfloat16"])["precision"] == "bfloat16" and summarize(summaries["float32"])["precision"] == "float32"
 
 
 def test_bfloat16_on_a_cpu_without_it_is_one_line_and_auto_falls_back(raw, tmp_path, monkeypatch) -> None:

@@ -7,7 +7,7 @@ from test_results import metrics, run, table_rows, write_run
 
 BERTS = {
     "bert:abs": {"objective": "mlm", "wwm": False, "positions": "absolute", "attention": "full", "seq_len": 128, "tokens": 3_000_000,
-                 "hours": 1.0, "device": "cpu", "threads": 1, "valid_accuracy": 0.12},
+                 "hours": 1.0, "device": "cpu", "threads": 1, "valid_accuracy": 0.12, "precision": "bfloat16"},
     "bert:relwwm": {"objective": "mlm", "wwm": True, "positions": "relative", "attention": "full", "seq_len": 128, "tokens": 2_500_000,
                     "hours": 1.0, "device": "cpu", "threads": 1, "valid_accuracy": 0.15},
     "bert:wwa": {"objective": "mlm", "wwm": True, "positions": "relative", "attention": "wwa", "seq_len": 128, "tokens": 1_700_000,
@@ -57,7 +57,8 @@ def test_table6_rows_are_pretraining_variants_with_the_papers_row(berts: Path) -
     assert relative["paper Sturm"] == "85.55" and relative["paper H. Arendt"] == "77.41" and relative["paper Average"] == "81.48"
     assert absolute["paper Sturm"] == "82.36"
     assert relative["pre-training tokens"] == "2.5 M" and relative["valid MLM acc. (%)"] == "15.0"
-    assert relative["hours"] == "1.00 (cpu, 1 threads)" and relative["BERT"] == "bert:relwwm"
+    assert relative["hours"] == "1.00 (cpu, 1 threads)" and relative["BERT"] == "bert:relwwm"  # no precision recorded: float32
+    assert absolute["hours"] == "1.00 (cpu, 1 threads, bfloat16)"
     assert relative["fine-tuning h/run"] == "0.03"  # 123.4 s per run (the fixture's), which records no threads
     assert absolute["fine-tuning h/run"] == "0.03 (0.07 CPU-h)"  # 123.4 s x 2 threads
     # the fine-tuning length, a fifth of the paper's, is a footnote beside the paper's

@@ -113,11 +113,12 @@ PRETRAINING_SETTINGS = ("objective", "wwm", "positions", "attention", "seq_len",
 
 
 def summarize(summary: dict[str, Any]) -> dict[str, Any]:
-    """What a run records of the pre-training (`summary.json` of train-bert): its settings, tokens, hours, MLM accuracy."""
+    """What a run records of the pre-training (`summary.json` of train-bert): its settings, tokens, hours, MLM accuracy, and the
+    training steps' precision where train-bert recorded it (models since 2026-11-28)."""
     settings = summary.get("settings", {})
     return {**{key: settings.get(key) for key in PRETRAINING_SETTINGS}, "tokens": summary.get("tokens_seen"), "hours": summary.get("hours"),
             "device": summary.get("device"), "threads": summary.get("threads"), "valid_accuracy": summary.get("valid_accuracy"),
-            "parameters": summary.get("parameters")}
+            "parameters": summary.get("parameters"), **({"precision": summary["precision"]} if summary.get("precision") else {})}
 
 
 def frozen(fine_tune: bool) -> bool:

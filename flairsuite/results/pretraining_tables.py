@@ -87,10 +87,24 @@ def pretraining_cells(group: pd.DataFrame) -> dict[str, str]:
     return {
         "BERT": joined(first["bert"], str),
         "pre-training tokens": joined(first["bert_tokens"], lambda v: f"{v / 1e6:.1f} M"),
-        "hours": joined(zip(first["bert_hours"], first["bert_device"], first["bert_threads"]), lambda t: f"{t[0]:.2f} ({t[1]}, {t[2]} threads)"),
+        "hours": joined(zip(first["bert_hours"], first["bert_device"], first["bert_threads"], precisions(first)), hours_cell),
         "valid MLM acc. (%)": joined(first["bert_valid_accuracy"], lambda v: f"{v * 100:.1f}"),
         "fine-tuning h/run": fine_tuning_hours(group.drop_duplicates("run")),
     }
+
+
+def precisions(berts: pd.DataFrame) -> list[str]:
+    """Each BERT's pre-training arithmetic, where its summary recorded one (train-bert --precision; older models: float32)."""
+    if "bert_precision" not in berts:
+        return [""] * len(berts)
+    return ["" if pd.isna(value) else str(value) for value in berts["bert_precision"]]
+
+
+def hours_cell(values: tuple[Any, Any, Any, str]) -> str:
+    """`0.42 (cpu, 1 threads)`, with `, bfloat16` where the steps ran in it."""
+    hours, device, threads, precision = values
+    arithmetic = f", {precision}" if precision and precision != "float32" else ""
+    return f"{hours:.2f} ({device}, {threads} threads{arithmetic})"
 
 
 def fine_tuning_hours(runs: pd.DataFrame) -> str:
