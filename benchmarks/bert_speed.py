@@ -273,7 +273,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=PARTS, default="both")
     parser.add_argument("--preset", default="cpu")
-    parser.add_argument("--tokens", type=int, default=600_000, help="tokens each trainer trains on (part 1)")
+    parser.add_argument("--tokens", type=int, default=600_000, help="tokens each trainer trains on (parts 1 and 3)")
     parser.add_argument("--wwm", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--vocab-size", type=int, default=30000)
     parser.add_argument("--threads", type=int, default=None)

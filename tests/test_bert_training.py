@@ -48,7 +48,9 @@ def bert_args(raw: tuple[Path, Path], out: Path, max_tokens: int, *extra: str) -
     return [
         "train-bert", "--lang", "de", "--corpus", str(text), "--corpora-dir", str(corpora), "--out", str(out), "--name", "tiny",
         "--layers", "1", "--hidden-size", "32", "--heads", "2", "--seq-len", "32", "--vocab-size", "150", "--batch-size", "8",
-        "--learning-rate", "0.003", "--threads", "1", "--max-tokens", str(max_tokens), *extra,
+        "--learning-rate", "0.003", "--threads", "1", "--max-tokens", str(max_tokens),
+        "--precision", "float32",  # the float32 path on every host; bfloat16 and auto have tests of their own (last value wins)
+        *extra,
     ]
 
 
@@ -242,7 +244,7 @@ def test_bfloat16_pretraining_learns_and_says_so(raw, tmp_path) -> None:
         assert {tensor.dtype for tensor in load_file(folder / "model.safetensors").values() if tensor.is_floating_point()} == {torch.float32}
     for precision, summary in summaries.items():
         assert summary["precision"] == precision
-        assert [point.get("precision", "float32") for point in summary["history"]] == [precision] * len(summary["history"])
+        assert [point.get("precision") for point in summary["history"]] == [None if precision == "float32" else precision] * len(summary["history"])
         assert summary["valid_loss"] < 0.6 * math.log(150), (precision, summary["history"])
     assert summaries["float32"]["history"][0]["train_loss"] != summaries["bfloat16"]["history"][0]["train_loss"]
     from flairsuite.embeddings.bert import summarize  # what a tagging run records of its BERT, for the tables' hours cell
@@ -260,7 +262,25 @@ def test_bfloat16_on_a_cpu_without_it_is_one_line_and_auto_falls_back(raw, tmp_p
         "units (AVX-512 BF16 or AMX): use --precision float32 (or auto)"
     )
     assert not (tmp_path / "tiny" / "checkpoint.pt").exists()
-    automatic = CliRunner().invoke(cli, bert_args(raw, tmp_path, 2000))  # --precision auto, the default
+    option = next(param for param in cli.commands["train-bert"].params if param.name == "precision")
+    assert option.default == "auto"
+    automatic = CliRunner().invoke(cli, [*bert_args(raw, tmp_path, 2000), "--precision", "auto"])
     assert automatic.exit_code == 0, automatic.output
     summary = json.loads((tmp_path / "tiny" / "summary.json").read_text())
     assert summary["precision"] == "float32" and all("precision" not in point for point in summary["history"])
+
+
+@pytest.mark.skipif(not __import__("flairsuite.training").training.native_bfloat16(torch.device("cpu")), reason=NO_BFLOAT16)
+def test_a_resume_in_another_precision_says_so_and_the_summary_says_mixed(raw, tmp_path) -> None:
+    common = ("--validate-tokens", "5000", "--checkpoint-minutes", "0")
+    first = CliRunner().invoke(cli, bert_args(raw, tmp_path, 6000, *common))  # float32; the checkpoint stays beside the model
+    assert first.exit_code == 0, first.output
+    resumed = CliRunner().invoke(cli, bert_args(raw, tmp_path, 12000, *common, "--resume", "--precision", "bfloat16"))
+    assert resumed.exit_code == 0, resumed.output
+    assert ("precision: resumed a checkpoint trained in float32 in bfloat16; the run is not bit-exact with an uninterrupted one"
+            in resumed.output)
+    summary = json.loads((tmp_path / "tiny" / "summary.json").read_text())
+    assert summary["precision"] == "mixed"
+    marks = [point.get("precision") for point in summary["history"]]  # the first run's points, then the resumed run's
+    switch = marks.index("bfloat16")
+    assert switch > 0 and set(marks[:switch]) == {None} and set(marks[switch:]) == {"bfloat16"}

@@ -137,6 +137,9 @@ def trained_model_lines(
     yield f"tokenized: {data.path} (vocabulary {data.meta['vocab_size']:,}; train {splits['train']['tokens']:,} tokens)"
     if trainer.precision != "float32":
         yield f"precision: {trainer.precision} (training steps under autocast; weights, optimizer and validation in float32)"
+    if trainer.checkpoint_precision != trainer.precision:
+        yield (f"precision: resumed a checkpoint trained in {trainer.checkpoint_precision} in {trainer.precision}; "
+               "the run is not bit-exact with an uninterrupted one (pass the same --precision to resume exactly)")
     if ranks.parallel:
         yield f"data-parallel: {ranks.world} ranks sharing each batch of {settings.batch_size} samples"
     if trainer.entities is not None:
@@ -161,7 +164,7 @@ def trained_model_lines(
         "parameters": sum(p.numel() for p in best.parameters()),
         "device": str(trainer.device),
         "threads": torch.get_num_threads(),
-        "precision": trainer.precision,  # this invocation's; each validation point says its own where it is not float32
+        "precision": run_precision(progress.history, trainer.precision),
         "ranks": ranks.world,
         "settings": asdict(settings),
         **({"lexicon": {"name": trainer.entities.name, "entries": len(trainer.entities.ids), "sha256": trainer.entities.digest}}
@@ -178,6 +181,13 @@ def trained_model_lines(
         f"{summary['valid_accuracy']:>11.4f}{test_accuracy:>10.4f}{test_loss:>11.4f}"
     )
     yield f"{name}: {out} (summary.json, learning-curve.png); load with transformers: {load_hint(out)}"
+
+
+def run_precision(history: list[dict[str, Any]], current: str) -> str:
+    """The training steps' precision over the whole run: one name, or "mixed" when a resume changed it (each validation
+    point says its own where it is not float32)."""
+    used = {point.get("precision", "float32") for point in history} | {current}
+    return current if len(used) == 1 else "mixed"
 
 
 def load_hint(folder: Path) -> str:

@@ -15,7 +15,8 @@ every `validate_tokens` tokens seen; the best model so far is the one in the fol
 Precision: `bfloat16` runs each training step's forward pass under torch's bfloat16 autocast (a CUDA GPU from Ampere
 on, or a CPU with AVX-512 BF16 or AMX through oneDNN); weights, gradients, AdamW, the loss and validation stay float32,
 so validation points compare across precisions. As for the language models it is a property of the invocation, not of
-the run: a checkpoint resumes under either, and each validation point records `precision` where it is not float32.
+the run: a checkpoint resumes under either (bit-exact only under the same), and each validation point records
+`precision` where it is not float32.
 """
 
 from dataclasses import asdict, dataclass
@@ -106,7 +107,7 @@ class BertTrainer(StreamTraining[BertProgress]):
         if precision not in PRECISIONS:
             raise FlairsuiteError(f"precision must be one of: {', '.join(PRECISIONS)} (found {precision!r})")
         require_precision(precision, self.device, "train-bert --precision", "--precision float32 (or auto)")
-        self.precision = precision
+        self.precision = self.checkpoint_precision = precision  # the latter: what a resumed checkpoint was trained in
         torch.manual_seed(seed)
         tokenizer = data.tokenizer()
         self.tokenizer = hf_tokenizer(tokenizer, settings.seq_len)
@@ -134,6 +135,7 @@ class BertTrainer(StreamTraining[BertProgress]):
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "progress": asdict(self.progress),
+            "precision": self.precision,  # not part of the identity: a resume may change it (then it is not bit-exact)
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
@@ -141,6 +143,7 @@ class BertTrainer(StreamTraining[BertProgress]):
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.progress = BertProgress(**state["progress"])
+        self.checkpoint_precision = state.get("precision", "float32")
 
     # -- data and loss ----------------------------------------------------------------------------
 
