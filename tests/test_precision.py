@@ -145,3 +145,32 @@ def test_the_lm_bounds_onednns_primitive_cache(monkeypatch):
         assert done.returncode == 0, done.stderr
         growth[mode] = int(done.stdout.split()[-1])
     assert growth["default"] >= max(10, 4 * growth["bounded"]), growth
+
+
+@pytest.mark.skipif(not native_bfloat16(torch.device("cpu")), reason=NO_BFLOAT16)
+def test_bfloat16_training_runs_a_live_embedding_in_bfloat16_too(tmp_path):
+    """A part that trains with the tagger (`char` here, a fine-tuned BERT likewise) is embedded inside the step's autocast,
+    so its forward pass (and so its backward) runs in bfloat16 as the head's does; dev decoding stays float32."""
+    characters = Dictionary()
+    for character in "abc":
+        characters.add_item(character)
+    labels = Dictionary(add_unk=False)
+    labels.add_item("PER")
+    labels.span_labels = True
+    rng = np.random.default_rng(3)
+    texts, tags = [], []
+    for _ in range(40):
+        words = ["".join(rng.choice(list("abc"), size=3)) for _ in range(5)]
+        texts.append(tuple(words))
+        tags.append(["B-PER" if word.startswith("a") else "O" for word in words])
+    labeled = LabeledSplit(texts, [bytes([1] * len(t)) for t in tags], tags)
+    seen = set()
+    for precision in ("float32", "bfloat16"):
+        embeddings = CharacterEmbeddings(characters, char_embedding_dim=4, hidden_size_char=8)
+        hook = embeddings.char_rnn.register_forward_hook(lambda module, args, out: seen.add((precision, module.training, out[0].data.dtype)))
+        tagger = build_tagger("map-crf", embeddings, labels, "ner")
+        features = SplitFeatures(labeled, [tagger.embeddings])  # the tagger's own module: a live part
+        train_tagger(tagger, features, features, {"max_epochs": 1, "precision": precision}, seed=1, checkpoint_path=tmp_path / f"{precision}.pt")
+        hook.remove()
+    assert ("bfloat16", True, torch.bfloat16) in seen and ("float32", True, torch.float32) in seen
+    assert ("bfloat16", True, torch.float32) not in seen and ("bfloat16", False, torch.float32) in seen

@@ -15,7 +15,8 @@ rate; the model of the last epoch is the result. With `decoder_learning_rate` th
 (`learning_rate_groups`): the embeddings' parameters at `learning_rate`, the rest at that rate; the schedule scales both.
 
 `precision: bfloat16` runs each training step's forward pass under torch's bfloat16 autocast (the
-linear maps and the LSTM in bfloat16, on CPUs with AMX through oneDNN; parameters, gradients, the
+linear maps and the LSTM in bfloat16, and so the batch's live embeddings: a fine-tuned BERT, `char`; on CPUs with
+AMX or AVX-512 BF16 through oneDNN; parameters, gradients, the
 optimizer and the CRF stay float32); dev and test decoding stay float32. A device that does not compute bfloat16
 natively is refused with one line (`require_precision`). With `epoch_samples`, an epoch is that many
 sentences: the start of random orders of all of train, one after the other (`epoch_order`), so
@@ -137,8 +138,8 @@ def _epoch(model: torch.nn.Module, train: SplitFeatures, optimizer: torch.optim.
     device = next(model.parameters()).device
     with tqdm(batches, desc=desc, unit="batch", leave=False) as bar:
         for indices in bar:
-            batch = train.batch(indices)
-            with autocast(device, settings.precision):
+            with autocast(device, settings.precision):  # the batch too: a live part (a fine-tuned BERT, `char`) runs in it
+                batch = train.batch(indices)
                 loss = features_loss(model, batch.tensor, batch.lengths, batch.gold)
             optimizer.zero_grad()
             loss.backward()
