@@ -17,7 +17,8 @@
 # PRECISION (default bfloat16): the training steps' arithmetic, the same for all five so that their hours compare;
 # bfloat16 gives twice the tokens/s of float32 at the same validation loss on a CPU with avx512_bf16
 # (benchmarks/README.md, bert_speed.py part 3). On a CPU without bfloat16 units train-bert refuses it with one
-# line: PRECISION=float32 there (a resumed model may change it; its summary.json records the last invocation's).
+# line: PRECISION=float32 there (a resumed model may change it, but then it is not bit-exact and its summary.json
+# says `mixed`).
 set -euo pipefail
 # The budget: the released bert:de-cpu saw 3.37 M tokens and ended at 16.3 % valid MLM accuracy, still rising by
 # 0.6-1.4 points per 300 k tokens (bert/de-cpu/summary.json), so 3 M compares models that have learned little

@@ -198,9 +198,12 @@ def resolved_precision(precision: str, device: torch.device) -> str:
 
 
 def require_precision(precision: str, device: torch.device, where: str, instead: str = "precision float32") -> None:
-    """A one-line error (naming `where`, advising `instead`) if `precision` is bfloat16 and `device` cannot compute it. On
+    """A one-line error if `precision` is not one of PRECISIONS, or (naming `where`, advising `instead`) if it is bfloat16
+    and `device` cannot compute it. On
     a CPU without bfloat16 units (AVX-512 BF16 or AMX) oneDNN refuses the language model's bfloat16 LSTM at the first
     step, and runs the tagger's emulated, several times slower than float32 (README, 'Precision')."""
+    if precision not in PRECISIONS:
+        raise FlairsuiteError(f"precision must be one of: {', '.join(PRECISIONS)} (found {precision!r})")
     if precision != "bfloat16" or native_bfloat16(device):
         return
     what = "this CPU has no bfloat16 units (AVX-512 BF16 or AMX)" if device.type == "cpu" else f"{device} does not compute it natively"

@@ -13,7 +13,7 @@ from flairsuite.atomic import atomic_file, write_json
 from flairsuite.bert.build import EntityEntries, entity_entries
 from flairsuite.bert.data import TokenizedCorpus, tokenize_corpus
 from flairsuite.bert.settings import BertSettings, settings_from
-from flairsuite.bert.trainer import BertTrainer
+from flairsuite.bert.trainer import BertTrainer, training_device
 from flairsuite.claim import held, refuse_if_busy
 from flairsuite.distributed import Ranks, first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.errors import FlairsuiteError
@@ -109,7 +109,7 @@ def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
     if settings.batch_size < ranks.world:
         raise FlairsuiteError(f"--batch-size {settings.batch_size} is smaller than the {ranks.world} ranks: each rank needs samples")
     lexicon = lexicon_entries(options.get("lexicon"))
-    device = ranks.device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = training_device(ranks)
     options = {**options, "precision": resolved_precision(options.get("precision") or "auto", device)}
     require_precision(options["precision"], device, "train-bert --precision", "--precision float32 (or auto)")  # before the data preparation
     if not ranks.parallel:
@@ -164,7 +164,7 @@ def trained_model_lines(
         "parameters": sum(p.numel() for p in best.parameters()),
         "device": str(trainer.device),
         "threads": torch.get_num_threads(),
-        "precision": run_precision(progress.history, trainer.precision),
+        "precision": run_precision(progress.history, {trainer.checkpoint_precision, trainer.precision}),
         "ranks": ranks.world,
         "settings": asdict(settings),
         **({"lexicon": {"name": trainer.entities.name, "entries": len(trainer.entities.ids), "sha256": trainer.entities.digest}}
@@ -183,11 +183,11 @@ def trained_model_lines(
     yield f"{name}: {out} (summary.json, learning-curve.png); load with transformers: {load_hint(out)}"
 
 
-def run_precision(history: list[dict[str, Any]], current: str) -> str:
-    """The training steps' precision over the whole run: one name, or "mixed" when a resume changed it (each validation
-    point says its own where it is not float32)."""
-    used = {point.get("precision", "float32") for point in history} | {current}
-    return current if len(used) == 1 else "mixed"
+def run_precision(history: list[dict[str, Any]], invocations: set[str]) -> str:
+    """The training steps' precision over the whole run: one name, or "mixed" when a resume changed it. `invocations`: the
+    resumed checkpoint's and this invocation's (each validation point says its own where it is not float32)."""
+    used = {point.get("precision", "float32") for point in history} | invocations
+    return used.pop() if len(used) == 1 else "mixed"
 
 
 def load_hint(folder: Path) -> str:

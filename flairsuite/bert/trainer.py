@@ -35,8 +35,7 @@ from flairsuite.bert.masking import IGNORE, MaskingRule, training_batch
 from flairsuite.bert.settings import BertSettings
 from flairsuite.bert.vocabulary import continuation_ids, hf_tokenizer
 from flairsuite.distributed import Ranks
-from flairsuite.errors import FlairsuiteError
-from flairsuite.training import PRECISIONS, Budget, StreamProgress, StreamTraining, autocast, renamed_setting, require_precision
+from flairsuite.training import Budget, StreamProgress, StreamTraining, autocast, renamed_setting, require_precision
 
 
 @dataclass
@@ -84,6 +83,11 @@ class PretrainingPass(torch.nn.Module):
         return logits, self.model.cls.seq_relationship(output[1]) if self.pairs else None
 
 
+def training_device(ranks: Ranks) -> torch.device:
+    """Where a pre-training run computes: the rank's device under torchrun, else a GPU if there is one, else the CPU."""
+    return ranks.device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
 class BertTrainer(StreamTraining[BertProgress]):
     """Pre-trains one small BERT from a tokenized corpus into the model folder `out`.
 
@@ -103,9 +107,7 @@ class BertTrainer(StreamTraining[BertProgress]):
         self.rule = MaskingRule(settings.objective, settings.wwm, vocab_size, settings.seq_len, seed)
         self.train_samples = data.samples("train", self.rule.content)
         self.valid_samples = data.samples("valid", self.rule.content)
-        self.device = ranks.device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        if precision not in PRECISIONS:
-            raise FlairsuiteError(f"precision must be one of: {', '.join(PRECISIONS)} (found {precision!r})")
+        self.device = training_device(ranks)
         require_precision(precision, self.device, "train-bert --precision", "--precision float32 (or auto)")
         self.precision = self.checkpoint_precision = precision  # the latter: what a resumed checkpoint was trained in
         torch.manual_seed(seed)

@@ -40,7 +40,7 @@ from flairsuite.charlm.storage import check_storage, load_language_model, store_
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
-from flairsuite.training import PRECISIONS, StreamProgress, StreamTraining, autocast, renamed_setting, require_precision
+from flairsuite.training import StreamProgress, StreamTraining, autocast, renamed_setting, require_precision
 from flairsuite.values import is_int, is_non_negative_number, is_number, is_positive_number, show
 
 log = logging.getLogger("flairsuite")
@@ -138,8 +138,6 @@ class CharLMTrainer(StreamTraining[LMProgress]):
     def __init__(self, corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, seed: int = 1, ranks: Ranks = Ranks(),
                  precision: str = "float32", storage: str = "float32") -> None:
         self.corpus, self.out, self.hyper, self.forward, self.seed, self.ranks = corpus, out, hyper, forward, seed, ranks
-        if precision not in PRECISIONS:
-            raise FlairsuiteError(f"precision must be one of: {', '.join(PRECISIONS)} (found {precision!r})")
         require_precision(precision, flair.device, "language-model training")
         self.precision = precision
         self.storage = check_storage(storage)  # best-lm.pt's weights (storage.py); the checkpoint stays float32

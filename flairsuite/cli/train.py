@@ -203,7 +203,8 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
     "--precision", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True,
     help="Training steps' arithmetic: bfloat16 runs them under autocast (benchmarks/bert_speed.py --part precision: tokens/s and "
     "MLM accuracy against float32); weights, optimizer and validation stay float32; auto: bfloat16 where the CPU or GPU computes "
-    "it natively, else float32. Not part of a checkpoint's settings: a run may change it on --resume.",
+    "it natively, else float32. Not part of a checkpoint's settings: a run may change it on --resume (then not bit-exact; "
+    "summary.json says mixed).",
 )
 @click.option("--seed", type=int, default=1, show_default=True)
 @corpora_dir_option
