@@ -129,6 +129,25 @@ def held(folder: Path, ranks: Ranks = Ranks()) -> Iterator[None]:
         yield
 
 
+def being_trained(folder: Path) -> bool:
+    """Whether another process holds `folder`'s lock now, i.e. trains into it. The probe takes a shared lock, so probes of
+    processes reading the same model (grid workers) never see each other; a trainer starting in the very instant of a
+    probe is told the folder is busy and can simply be started again."""
+    lock_file = folder / LOCK_FILE
+    if fcntl is None or not lock_file.is_file():
+        return False
+    try:
+        with open(lock_file, encoding="utf-8") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    except OSError:  # unreadable, or a file system without advisory locks: nothing to tell
+        return False
+    return False
+
+
 def refuse_if_busy(folder: Path) -> None:
     """A one-line error now, before costly preparation, if another process holds `folder` (held() checks again when it takes it)."""
     if (folder / LOCK_FILE).is_file():

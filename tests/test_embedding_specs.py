@@ -242,3 +242,35 @@ def test_artifact_summary_reads_what_training_recorded(tmp_path) -> None:
     assert artifact_summary("charlm:de-forward", tmp_path) is None  # no summary.json beside it
     (copy / "summary.json").write_text("{not json", encoding="utf-8")
     assert artifact_summary("charlm:de-forward", tmp_path) is None  # a damaged one loses the record only
+
+
+def test_a_model_in_training_or_stopped_midway_is_refused(home, tmp_path) -> None:
+    import os
+
+    from flairsuite.claim import claimed
+
+    folder = tmp_path / "charlm" / "de-forward"
+    shutil.copytree(home / "charlm" / "de-forward", folder)
+    model = folder / "best-lm.pt"
+    assert embeddings.existing_artifact("charlm:de-forward", tmp_path) == model  # finished: summary.json written last
+    with claimed(folder) as mine:  # a training holds the folder (a lock held through another open file, as a process would)
+        assert mine
+        with pytest.raises(FlairsuiteError) as caught:
+            stack(["charlm:de-forward"], tmp_path)
+    assert str(caught.value) == f"charlm:de-forward: {folder} is being trained by another process (it holds {folder / '.lock'}): wait for it to end"
+    assert embeddings.existing_artifact("charlm:de-forward", tmp_path) == model  # the lock is gone with its holder
+    # a training killed after a checkpoint of a --resume: its model files are an intermediate state
+    checkpoint, summary = folder / "checkpoint.pt", folder / "summary.json"
+    checkpoint.write_bytes(b"state")
+    written = summary.stat().st_mtime_ns
+    os.utime(checkpoint, ns=(written + 10**9, written + 10**9))
+    expected = (f"charlm:de-forward: the training of {folder} stopped before its end (checkpoint.pt is newer than any summary.json): "
+                "finish it with the command that trained it and --resume")
+    for _ in range(2):
+        with pytest.raises(FlairsuiteError) as caught:
+            artifact_digest("charlm:de-forward", tmp_path)
+        assert str(caught.value) == expected
+        summary.unlink(missing_ok=True)  # the second time: killed before its first summary
+    summary.write_text("{}", encoding="utf-8")
+    os.utime(summary, ns=(written + 2 * 10**9, written + 2 * 10**9))  # the resumed training finished
+    assert embeddings.existing_artifact("charlm:de-forward", tmp_path) == model

@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from flair.embeddings import StackedEmbeddings, TokenEmbeddings
 
+from flairsuite.claim import LOCK_FILE, being_trained
 from flairsuite.embeddings import kinds
 from flairsuite.embeddings.batching import length_batches as length_batches
 from flairsuite.embeddings.batching import token_vectors as token_vectors
@@ -69,11 +70,31 @@ def build_command(spec: str) -> str:
 
 
 def existing_artifact(spec: str, home: Path) -> Optional[Path]:
-    """`artifact_path`, or a one-line error naming the command that builds it when it is missing."""
+    """`artifact_path`, or a one-line error naming the command that builds it when it is missing, or when its training
+    has not finished (`check_finished`)."""
     path = artifact_path(spec, home)
     if path is not None and not path.is_file():
         raise FlairsuiteError(f"{path} not found: run `{build_command(spec)}`")
+    if path is not None:
+        check_finished(spec, path.parent)
     return path
+
+
+SUMMARY_FILE = "summary.json"  # what the training commands write beside an artifact, last
+CHECKPOINT_FILE = "checkpoint.pt"  # train-charlm's and train-bert's resumable state, beside the artifact
+
+
+def check_finished(spec: str, folder: Path) -> None:
+    """A one-line error when the model in `folder` is a training's intermediate state, not its result: another process is
+    training into it now, or a training stopped (killed, or its session ended) after its last finished run, so that its
+    `checkpoint.pt` is newer than its `summary.json`. The trainers write the model files at every checkpoint and the summary
+    only at the end; a tagger trained on the model in between would silently stand on a half-trained embedding."""
+    if being_trained(folder):
+        raise FlairsuiteError(f"{spec}: {folder} is being trained by another process (it holds {folder / LOCK_FILE}): wait for it to end")
+    checkpoint, summary = folder / CHECKPOINT_FILE, folder / SUMMARY_FILE
+    if checkpoint.is_file() and (not summary.is_file() or summary.stat().st_mtime_ns < checkpoint.stat().st_mtime_ns):
+        raise FlairsuiteError(f"{spec}: the training of {folder} stopped before its end ({CHECKPOINT_FILE} is newer than any "
+                              f"{SUMMARY_FILE}): finish it with the command that trained it and --resume")
 
 
 def artifact_digest(spec: str, home: Path) -> str:
@@ -89,9 +110,6 @@ def artifact_digest(spec: str, home: Path) -> str:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     return digest.hexdigest()
-
-
-SUMMARY_FILE = "summary.json"  # what the training commands write beside an artifact
 
 
 def artifact_summary(spec: str, home: Path) -> Optional[dict[str, Any]]:
