@@ -150,7 +150,5 @@ def being_trained(folder: Path) -> bool:
 
 def refuse_if_busy(folder: Path) -> None:
     """A one-line error now, before costly preparation, if another process holds `folder` (held() checks again when it takes it)."""
-    if (folder / LOCK_FILE).is_file():
-        with claimed(folder) as mine:
-            if not mine:
-                raise busy_error(folder)
+    if being_trained(folder):
+        raise busy_error(folder)
