@@ -148,17 +148,17 @@ class PackedSamples:
         return int(inside[np.argmin(np.abs(inside - middle))]) - start
 
 
-def data_key(prepared: PreparedCorpus, vocab_size: int) -> str:
-    """The folder name of the tokenized corpus: the prepared corpus, the vocabulary size and this module's version."""
-    digest = hashlib.sha256(json.dumps([prepared.path.name, vocab_size, DATA_VERSION]).encode()).hexdigest()[:8]
-    return f"{prepared.path.name}-wp{vocab_size}-{digest}"
+def data_key(prepared_name: str, vocab_size: int) -> str:
+    """The folder name of the tokenized corpus: the prepared corpus's folder name, the vocabulary size and this module's version."""
+    digest = hashlib.sha256(json.dumps([prepared_name, vocab_size, DATA_VERSION]).encode()).hexdigest()[:8]
+    return f"{prepared_name}-wp{vocab_size}-{digest}"
 
 
 def tokenize_corpus(prepared: PreparedCorpus, vocab_size: int, cache: Path) -> TokenizedCorpus:
     """The tokenized corpus of `prepared` below `cache`, built on first use (atomically, as a whole folder)."""
     if vocab_size <= len(SPECIAL_TOKENS) or vocab_size > 2**16:
         raise FlairsuiteError(f"--vocab-size must lie between {len(SPECIAL_TOKENS) + 1} and 65536 (got {vocab_size})")
-    folder = cache / data_key(prepared, vocab_size)
+    folder = cache / data_key(prepared.path.name, vocab_size)
 
     def build(temp: Path) -> dict:
         tokenizer = train_wordpiece(prepared.text_path("train"), vocab_size)
