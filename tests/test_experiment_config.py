@@ -373,6 +373,36 @@ def test_fine_tune_axis_adds_runs_below_ft_for_stacks_with_a_bert(tmp_path: Path
     assert all(run.fine_tune for run in single)
 
 
+def test_only_keeps_the_matching_part_of_the_grid(tmp_path: Path) -> None:
+    """`only`: frozen stacks with one tagger, the fine-tuned BERT with another (a stack comparison's rows)."""
+    only = ["*/proposed/bilstm-crf/*", "*/bert/map/*", "*/bert/ft/map-crf/*", "sturm/bert+lm/ft/*/seed-1"]
+    data = variant(embeddings=BERT_STACKS, fine_tune=[False, True], seeds=[1, 2], only=only)
+    config = load_experiment(write(tmp_path, data))
+    kept = [run.run_id for run in runs(config)]
+    full = [run.run_id for run in runs(load_experiment(write(tmp_path, variant(embeddings=BERT_STACKS, fine_tune=[False, True], seeds=[1, 2]), "full.yaml")))]
+    expected = [f"{c}/proposed/bilstm-crf/seed-{s}" for c in ("sturm", "ler-coarse") for s in (1, 2)]
+    expected += [f"{c}/bert/map/seed-{s}" for c in ("sturm", "ler-coarse") for s in (1, 2)]
+    expected += [f"{c}/bert/ft/map-crf/seed-{s}" for c in ("sturm", "ler-coarse") for s in (1, 2)]
+    expected += [f"sturm/bert+lm/ft/{t}/seed-1" for t in BASE["taggers"]]
+    assert sorted(kept) == sorted(expected)
+    assert kept == [run_id for run_id in full if run_id in kept]  # the file's order
+    assert fingerprint(config) != fingerprint(load_experiment(tmp_path / "full.yaml"))  # a narrowed grid is another experiment
+
+
+@pytest.mark.parametrize(
+    "only, message",
+    [
+        (["*/bert/ft/lcrf-ner/*"], "only: */bert/ft/lcrf-ner/* matches no run of the grid (run ids look like sturm/proposed/bilstm-crf/seed-1)"),
+        ("*/bert/*", "key 'only' must be a list, e.g. `only: ['*/proposed+word/bilstm-crf/*', '*/bert/ft/lcrf-ner/*']`"),
+        (["*/bert/*", 3], "only: 3 is not a run-id pattern, e.g. `only: ['*/proposed+word/bilstm-crf/*', '*/bert/ft/lcrf-ner/*']`"),
+        (["*/bert/*", "*/bert/*"], "only: */bert/* is listed twice: remove one"),
+    ],
+)
+def test_bad_only_patterns_are_one_line_errors(tmp_path: Path, only: Any, message: str) -> None:
+    path = write(tmp_path, variant(embeddings=BERT_STACKS, fine_tune=[False, True], seeds=[1], only=only))
+    assert error(path) == f"{path}: {message}"
+
+
 def test_fine_tune_overrides_and_fingerprints(tmp_path: Path) -> None:
     data = variant(embeddings=BERT_STACKS, fine_tune=[False, True], fine_tune_train={"max_epochs": 2, "epoch_samples": 64})
     config = load_experiment(write(tmp_path, data))

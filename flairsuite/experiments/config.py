@@ -1,13 +1,15 @@
 """Experiment files: load and validate one YAML file into typed settings, and expand it into runs.
 
-An experiment is the grid corpus x embedding stack (x fine-tuning) x tagger x seed (keys: experiments/README.md).
+An experiment is the grid corpus x embedding stack (x fine-tuning) x tagger x seed (keys: experiments/README.md),
+or the part of it that `only` keeps.
 Every problem is a one-line error naming the file and the key, e.g.
 `Error: experiments/t3.yaml: taggers: unknown tagger "bilstm" (known: bilstm-crf, bilstm512-crf, map-crf, map, ...)`.
 """
 
+import fnmatch
 import itertools
 import re
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -34,6 +36,7 @@ EXAMPLES = {
     "entity_fix": "entity_fix: [false, true]",
     "fine_tune": "fine_tune: [false, true]",
     "fine_tune_train": "fine_tune_train: {max_epochs: 50}",
+    "only": "only: ['*/proposed+word/bilstm-crf/*', '*/bert/ft/lcrf-ner/*']",
 }
 KEYS = tuple(EXAMPLES)
 REQUIRED = ("name", "corpora", "embeddings", "taggers", "seeds")
@@ -126,6 +129,7 @@ class ExperimentConfig:
     entity_fix: tuple[bool, ...] = (False,)
     fine_tune: tuple[bool, ...] = (False,)
     fine_tune_train: dict[str, Any] = field(default_factory=dict)
+    only: tuple[str, ...] = ()  # run-id patterns: the grid keeps the runs matching one (none: every run)
 
 
 @dataclass(frozen=True)
@@ -397,6 +401,17 @@ def _tagger_settings(overrides: dict[Any, Any], where: str) -> dict[str, dict[st
     return {str(tagger): TrainSettings.check_overrides(f"{where}.{tagger}", settings) for tagger, settings in overrides.items()}
 
 
+def _only(data: dict[str, Any]) -> tuple[str, ...]:
+    if "only" not in data:
+        return ()
+    patterns = _list(data, "only")
+    bad = [pattern for pattern in patterns if not isinstance(pattern, str) or not pattern.strip()]
+    if bad:
+        raise FlairsuiteError(f"only: {show(bad[0])} is not a run-id pattern, e.g. `{EXAMPLES['only']}`")
+    _no_repeats("only", patterns)
+    return tuple(patterns)
+
+
 def _check_tasks(corpora: list[CorpusChoice], taggers: list[str], entity_fix: tuple[bool, ...]) -> None:
     """Span-only taggers and Entity-Fix need NER corpora: with a PoS corpus they are a one-line error."""
     tagging = [corpus for corpus in corpora if not corpus.task.spans]
@@ -432,7 +447,7 @@ def _config(data: Any, base: Path) -> ExperimentConfig:
     _check_tasks(corpora, taggers, entity_fix)
     for corpus in corpora:
         _only_listed_taggers(corpus.tagger_train, taggers, f"corpora: {corpus.label}: tagger_train")
-    return ExperimentConfig(
+    config = ExperimentConfig(
         name=_safe_name("name", data["name"]),
         corpora=corpora,
         embeddings=stacks,
@@ -443,7 +458,12 @@ def _config(data: Any, base: Path) -> ExperimentConfig:
         entity_fix=entity_fix,
         fine_tune=fine_tune,
         fine_tune_train=_fine_tune_train(data, fine_tune),
+        only=_only(data),
     )
+    unmatched = match_runs(cross(config), config.only)[1]
+    if unmatched:  # a mistyped pattern would silently leave its runs out
+        raise FlairsuiteError(f"only: {unmatched[0]} matches no run of the grid (run ids look like {cross(config)[0].run_id})")
+    return config
 
 
 def load_experiment(path: Union[str, Path]) -> ExperimentConfig:
@@ -477,6 +497,18 @@ def train_settings(config: ExperimentConfig, tagger: str, corpus: Optional[Corpu
 
 
 def runs(config: ExperimentConfig) -> list[Run]:
+    """The runs of the experiment, in the file's order: the `cross` product, or the part of it that `only` keeps."""
+    grid = cross(config)
+    return match_runs(grid, config.only)[0] if config.only else grid
+
+
+def match_runs(grid: list[Run], patterns: Sequence[str]) -> tuple[list[Run], list[str]]:
+    """The runs whose id matches one of the shell-style `patterns`, and the patterns that match none."""
+    unmatched = [pattern for pattern in patterns if not any(fnmatch.fnmatchcase(run.run_id, pattern) for run in grid)]
+    return [run for run in grid if any(fnmatch.fnmatchcase(run.run_id, pattern) for pattern in patterns)], unmatched
+
+
+def cross(config: ExperimentConfig) -> list[Run]:
     """Every run of the grid corpus x embedding stack x fine-tuning x tagger x seed, in the file's order.
 
     Fine-tuned runs only for stacks that fine-tuning changes (`tunable`).

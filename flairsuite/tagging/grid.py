@@ -11,7 +11,6 @@ Layout of `results/<experiment>/`:
   and `.lock` (held by the training process: a second process skips the run, `claim.py`).
 """
 
-import fnmatch
 import json
 import shutil
 import time
@@ -33,7 +32,7 @@ from flairsuite.claim import claimed
 from flairsuite.corpora.tasks import task
 from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, load_experiment, runs
+from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, load_experiment, match_runs, runs
 from flairsuite.experiments.identity import fingerprint, run_fingerprint, run_record
 from flairsuite.memory import PeakMemory
 from flairsuite.models.card import record_segmentation
@@ -296,10 +295,10 @@ def select(grid: list[Run], patterns: Sequence[str]) -> list[Run]:
     """The runs whose id matches one of the shell-style `patterns` (all runs when there are none)."""
     if not patterns:
         return grid
-    unmatched = [pattern for pattern in patterns if not any(fnmatch.fnmatchcase(run.run_id, pattern) for run in grid)]
+    chosen, unmatched = match_runs(grid, patterns)
     if unmatched:  # a mistyped pattern among others would silently leave its runs out
         raise FlairsuiteError(f"--runs {' '.join(unmatched)}: no run id matches (ids look like {grid[0].run_id}; {_id_parts(grid)})")
-    return [run for run in grid if any(fnmatch.fnmatchcase(run.run_id, pattern) for pattern in patterns)]
+    return chosen
 
 
 def _id_parts(grid: list[Run]) -> str:
