@@ -427,6 +427,18 @@ def test_help_shows_an_example():
     assert "flairsuite results results/sturm-table3 --per-type" in output
 
 
+def test_table8_puts_a_supplied_germeval_first_with_the_papers_values(tmp_path):
+    """GermEval (user-supplied train) is the paper's first column; its runs join Table 8 with the paper's values beside."""
+    for seed, f1 in enumerate(STURM_F1, start=1):
+        write_run(tmp_path, metrics(tagger="map", seed=seed, f1=f1))
+        write_run(tmp_path, metrics("germeval14", tagger="map", seed=seed, f1=f1 + 0.02))
+    output = run("results", str(tmp_path), "--table8").output
+    header = next(line for line in output.splitlines() if line.startswith("| embeddings"))
+    assert header.index("GermEval") < header.index("Sturm")
+    # the runs' means (GermEval, Sturm), their average, the paper's DFT values (GermEval 80.86, Sturm 85.55) and average
+    assert "| proposed | map | **79.12 ± 0.45 (3)** | **77.12 ± 0.45 (3)** | 78.12 | 80.86 | 85.55 | 83.20 |" in output
+
+
 def test_table8_leaves_out_a_users_own_corpus(tmp_path):
     """An experiment that also tagged a corpus of the user's own (unknown to the registry) still gets its Table 8."""
     for seed, f1 in enumerate(STURM_F1, start=1):

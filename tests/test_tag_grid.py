@@ -324,6 +324,41 @@ def test_runs_finished_under_another_experiment_are_copied(grid, corpora, tmp_pa
     assert "both-fix: 1 runs, 0 finished before, 1 to train" in tag(home, corpora, both).output
 
 
+def germeval(text: str) -> str:
+    """The marked-up sentences of `text` as a GermEval 2014 file (index, token, outer tag, inner tag; its types)."""
+    types = {"pers": "PER", "place": "LOC", "date": "OTH"}
+    blocks = []
+    for sentence in conll(text).strip().split("\n\n"):
+        rows = [line.split(" ") for line in sentence.splitlines()]
+        tags = [tag if tag == "O" else f"{tag[:2]}{types[tag[2:]]}" for _, tag in rows]
+        blocks.append("#\tsource\n" + "\n".join(f"{i}\t{token}\t{tag}\tO" for i, ((token, _), tag) in enumerate(zip(rows, tags), 1)))
+    return "\n\n".join(blocks) + "\n"
+
+
+def test_an_if_present_corpus_joins_once_its_files_are_there(grid, tmp_path):
+    """GermEval's train is user-supplied: with `if_present` its runs are left out (one line) until the files exist, then
+    they join the same experiment without --force."""
+    home, corpora = grid[0], write_sturm(tmp_path / "corpora")
+    lines = ["name: joins", "corpora: [sturm, {name: germeval14, if_present: true}]", "embeddings:", "  fwd: [charlm:de-forward]",
+             "taggers: [map]", "seeds: [1]", "train: {max_epochs: 2, mini_batch_size: 4}", "entity_fix: [false, true]"]
+    path = write_file(tmp_path / "joins.yaml", "\n".join(lines) + "\n")
+    result = tag(home, corpora, path)
+    assert result.exit_code == 0, result.output
+    assert (f"germeval14: left out, its train and dev and test files not under {corpora / 'germeval2014'} "
+            "(if_present: its runs join once the files are there)") in result.output
+    assert "joins: 1 runs, 0 finished before, 1 copied from other experiments, 0 to train" in result.output  # tiny's Sturm cell
+    for split, text in (("train", TRAIN), ("dev", DEV), ("test", TEST)):
+        write_file(corpora / "germeval2014" / f"NER-de-{split}.tsv", germeval(text))
+    again = tag(home, corpora, path)
+    assert again.exit_code == 0, again.output
+    assert "left out" not in again.output
+    assert "joins: 2 runs, 1 finished before, 1 to train" in again.output
+    metrics = json.loads((home / "results" / "joins" / "germeval14" / "fwd" / "map" / "seed-1" / "metrics.json").read_text())
+    assert metrics["corpus"] == "germeval14" and 0.0 <= metrics["test"]["f1"] <= 1.0
+    bad = write_file(tmp_path / "bad.yaml", "\n".join(lines).replace("if_present: true", "if_present: maybe") + "\n")
+    assert error_line(tag(home, corpora, bad)) == f"Error: {bad}: corpora: germeval14: if_present must be true or false (found \"maybe\")"
+
+
 def test_a_corpus_cap_reaches_the_trained_run(grid, corpora, tmp_path):
     """A corpora entry's own epoch cap is what the run trains under, and its metrics say so (the table footnotes it)."""
     home = grid[0]

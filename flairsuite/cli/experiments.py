@@ -61,7 +61,7 @@ def tag(
     if ray_address:
         from flairsuite.tagging.ray_grid import RayRequest, run_experiment_on_ray
 
-        plan = plan_experiment(Path(experiment), home(), force, click.echo, patterns, keep_finished)
+        plan = plan_experiment(Path(experiment), home(), force, click.echo, patterns, keep_finished, resolve(corpora_dir))
         request = RayRequest(ray_address, threads or 1, gpus, ray_retries)
         out = run_experiment_on_ray(plan, home().resolve(), resolve(corpora_dir).resolve(), request, click.echo, cache.resolve() if cache else None)
     else:

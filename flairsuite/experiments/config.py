@@ -43,6 +43,7 @@ REQUIRED = ("name", "corpora", "embeddings", "taggers", "seeds")
 SUBSAMPLE = "subsample"
 CORPUS_TRAIN = ("train", "tagger_train")  # keys of a corpora entry that override the run's settings on that corpus
 DEV_FRACTION = "dev_fraction"
+IF_PRESENT = "if_present"  # a registered set the user supplies (GermEval's train): its runs join once its files are there
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 SAFE_NAME_RULE = "letters, digits and . _ + - (starting with a letter or digit)"
 MAX_SEED = 2**32  # numpy's seed range, which flair.set_seed uses
@@ -60,6 +61,7 @@ class CorpusChoice:
     dev_fraction: Optional[float] = None  # a registered set without a labeled test split: dev from train, its dev as test
     train: dict[str, Any] = field(default_factory=dict)  # the entry's own `train` overrides, after the experiment's
     tagger_train: dict[str, dict[str, Any]] = field(default_factory=dict)  # and its `tagger_train`, applied last
+    if_present: bool = False  # runs on it are left out while a split's file is missing (not part of a run's identity)
 
     def spec(self) -> DatasetSpec:
         """What the loaders read: the registry entry with the options, or the own corpus's spec.
@@ -74,6 +76,13 @@ class CorpusChoice:
             return spec
         splits = {"train": spec.splits["train"], "test": spec.splits["dev"]}
         return replace(spec, splits=splits, dev_fraction=self.dev_fraction)
+
+    def missing_splits(self, root: Path) -> list[str]:
+        """The splits the loaders read whose file is not under `root` (a registered set; own corpora are read at load)."""
+        if self.own is not None:
+            return []
+        spec = self.spec()
+        return [split for split, entry in spec.splits.items() if spec.locate(entry, root) is None]
 
     @property
     def split_note(self) -> Optional[str]:
@@ -251,7 +260,7 @@ def _corpus(entry: Any, base: Path) -> CorpusChoice:
             f"corpora: entry {show(entry)} needs a dataset name or a folder, as `sturm`, `{{name: ler, granularity: coarse}}` "
             "or `{name: letters, path: data/letters/}`"
         )
-    options = {key: value for key, value in entry.items() if key not in ("name", SUBSAMPLE, DEV_FRACTION, *CORPUS_TRAIN)}
+    options = {key: value for key, value in entry.items() if key not in ("name", SUBSAMPLE, DEV_FRACTION, IF_PRESENT, *CORPUS_TRAIN)}
     name = entry["name"]
     try:
         spec = dataset(name, **{str(key): str(value) for key, value in options.items()})
@@ -268,7 +277,11 @@ def _corpus(entry: Any, base: Path) -> CorpusChoice:
         )
     defaults = dataset(name).options
     chosen = {key: value for key, value in spec.options.items() if value != defaults[key]}
-    return CorpusChoice(name, chosen, _subsample(name, entry.get(SUBSAMPLE)), dev_fraction=dev_fraction, **_corpus_train(name, entry))
+    if_present = entry.get(IF_PRESENT, False)
+    if not isinstance(if_present, bool):
+        raise FlairsuiteError(f"corpora: {name}: {IF_PRESENT} must be true or false (found {show(if_present)})")
+    return CorpusChoice(name, chosen, _subsample(name, entry.get(SUBSAMPLE)), dev_fraction=dev_fraction, **_corpus_train(name, entry),
+                        if_present=if_present)
 
 
 def _corpus_train(name: str, entry: dict[str, Any]) -> dict[str, Any]:

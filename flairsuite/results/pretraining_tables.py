@@ -24,10 +24,10 @@ import pandas as pd
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.results import references
+from flairsuite.results.table8 import COLUMNS  # the paper's five tasks, in its order
 from flairsuite.results.tables import STYLES, Style, fine_tune_notes, render, subsample_notes
 
 ZOELLNER_2021 = "Zöllner et al. 2021"
-COLUMNS = {("germeval14", ""): "GermEval", ("arendt", ""): "H. Arendt", ("sturm", ""): "Sturm", ("ler", "coarse"): "LER CG", ("ler", "fine"): "LER FG"}
 VARIANT = ("objective", "positions", "wwm")  # the rows of Table 6
 # Table 6, E-F1 x 100 per (objective, positions, WWM), columns as COLUMNS (GermEval, H. Arendt, Sturm, LER CG, LER FG).
 PAPER_TABLE6 = {

@@ -80,6 +80,7 @@ WITHOUT_MISC = Measure("F1 PER/LOC/ORG", "micro", frozenset({"per", "loc", "org"
 # German: the best fine-tuned small BERT per column of Zöllner et al. 2021, Table 8 (its LCRFNER or CSE rows).
 # Other languages: anchors from ../shared/papers/ANCHORS.md.
 REFERENCES: dict[tuple[str, str], Reference] = {
+    ("germeval14", ""): Reference(84.48, ZOELLNER_2021_TABLE8),
     ("sturm", ""): Reference(87.83, ZOELLNER_2021_TABLE8),
     ("arendt", ""): Reference(80.48, ZOELLNER_2021_TABLE8),
     ("ler", "coarse"): Reference(94.88, ZOELLNER_2021_TABLE8),

@@ -301,6 +301,18 @@ def select(grid: list[Run], patterns: Sequence[str]) -> list[Run]:
     return chosen
 
 
+def present_corpora_only(config: ExperimentConfig, chosen: list[Run], root: Path, echo: Callable[[str], None]) -> list[Run]:
+    """`chosen` without the runs on `if_present` corpora that miss a split under `root`, one line said per such corpus."""
+    absent = set()
+    for corpus in config.corpora:
+        missing = corpus.missing_splits(root) if corpus.if_present else []
+        if missing:
+            absent.add(corpus.key)
+            echo(f"{corpus.label}: left out, its {' and '.join(missing)} file{'s' if len(missing) > 1 else ''} not under "
+                 f"{corpus.spec().directory(root)} (if_present: its runs join once the files are there)")
+    return [run for run in chosen if run.corpus.key not in absent]
+
+
 def _id_parts(grid: list[Run]) -> str:
     """The values each part of the run ids takes, e.g. `corpora: sturm, ler-coarse, ler; embeddings: ...`."""
     names = ("corpora", "embeddings", "taggers")
@@ -326,15 +338,19 @@ class GridPlan:
 
 
 def plan_experiment(
-    path: Path, home: Path, force: bool = False, echo: Callable[[str], None] = print, patterns: Sequence[str] = (), keep_finished: bool = False
+    path: Path, home: Path, force: bool = False, echo: Callable[[str], None] = print, patterns: Sequence[str] = (), keep_finished: bool = False,
+    corpora_root: Optional[Path] = None,
 ) -> GridPlan:
     """Check the experiment file `path` against its results folder and list the unfinished runs (those matching `patterns`).
 
     `keep_finished`: runs finished with the same settings on other embedding files are kept (`finished`).
+    `corpora_root`: where the datasets are; the runs on an `if_present` corpus with a split missing there are left out.
     """
     config = load_experiment(path)
     grid = runs(config)
     chosen = select(grid, patterns)
+    if corpora_root is not None:
+        chosen = present_corpora_only(config, chosen, corpora_root, echo)
     # the chosen runs' files: a missing one fails here, before any work; runs left out by --runs may lack theirs (an LM
     # still training for them)
     digests = {spec: artifact_digest(spec, home) for spec in sorted({spec for run in chosen for spec in run.embedding_specs})}
@@ -390,7 +406,7 @@ def run_experiment(
     oneDNN's primitive cache is bounded first (allocator.py: each batch length is a new shape).
     """
     bound_primitive_cache()
-    plan = plan_experiment(path, home, force, echo, patterns, keep_finished)
+    plan = plan_experiment(path, home, force, echo, patterns, keep_finished, corpora_root)
     plan.refuse_untrainable_precision(flair.device)  # before any embedding is computed
     data = GridData(home, corpora_root, cache=cache)
     started, trained = time.perf_counter(), 0
