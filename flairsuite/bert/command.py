@@ -12,8 +12,9 @@ import torch
 from flairsuite.atomic import atomic_file, write_json
 from flairsuite.bert.build import EntityEntries, entity_entries
 from flairsuite.bert.data import TokenizedCorpus, tokenize_corpus
+from flairsuite.bert.order_probe import order_accuracies, verdict
 from flairsuite.bert.settings import BertSettings, settings_from
-from flairsuite.bert.trainer import BertTrainer, training_device
+from flairsuite.bert.trainer import BertTrainer, PretrainingPass, training_device
 from flairsuite.claim import held, refuse_if_busy
 from flairsuite.distributed import Ranks, first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.errors import FlairsuiteError
@@ -150,6 +151,8 @@ def trained_model_lines(
     trainer.model = best
     test_loss, test_accuracy = trainer.evaluate(data.samples("test", trainer.rule.content))
     best_point = min(progress.history, key=lambda point: point["valid_loss"])
+    order = None if trainer.rule.pairs else order_accuracies(
+        PretrainingPass(best, pairs=False), trainer.valid_samples, trainer.rule, settings.batch_size, min(settings.valid_samples, len(trainer.valid_samples)))
     summary = {
         "model": str(out),
         "tokens_seen": progress.tokens,
@@ -166,6 +169,8 @@ def trained_model_lines(
         "threads": torch.get_num_threads(),
         "precision": run_precision(progress.history, {trainer.checkpoint_precision, trainer.precision}),
         "ranks": ranks.world,
+        **({"word_order": {"valid_accuracy": round(order.in_order, 4), "shuffled_accuracy": round(order.shuffled, 4), "masked": order.masked}}
+           if order is not None else {}),
         "settings": asdict(settings),
         **({"lexicon": {"name": trainer.entities.name, "entries": len(trainer.entities.ids), "sha256": trainer.entities.digest}}
            if trainer.entities is not None else {}),
@@ -180,6 +185,8 @@ def trained_model_lines(
         f"{name:<16}{progress.tokens:>14,}{summary['hours']:>8.2f}{summary['tokens_per_second']:>10,}"
         f"{summary['valid_accuracy']:>11.4f}{test_accuracy:>10.4f}{test_loss:>11.4f}"
     )
+    if order is not None:
+        yield verdict(order)
     yield f"{name}: {out} (summary.json, learning-curve.png); load with transformers: {load_hint(out)}"
 
 

@@ -5,7 +5,8 @@ A word's pieces stay together and in order, and a mask moves with its token, so 
 from the same words; only their order differs. A model still on the bag-of-words plateau of early MLM training
 predicts from which words occur, not from where, and scores about the same both ways; one that has learnt to use
 positions loses accuracy when the order is gone. In order, the probe reproduces the trainer's validation (the
-`valid_accuracy` of the history point whose model was kept). `experiments/bert_order_probe.py` prints it per model.
+`valid_accuracy` of the history point whose model was kept). `train-bert` runs it on every MLM model it finishes
+(`word_order` in summary.json); `experiments/bert_order_probe.py` prints it for models trained before that.
 """
 
 import json
@@ -58,10 +59,39 @@ def shuffle_words(batch: dict[str, torch.Tensor], starts_word: np.ndarray, rng: 
 
 
 def correct_and_masked(forward: PretrainingPass, batch: dict[str, torch.Tensor]) -> tuple[int, int]:
+    device = next(forward.parameters()).device
+    batch = {name: tensor.to(device) for name, tensor in batch.items()}
     chosen = batch["labels"] != IGNORE
     logits, _ = forward(batch, chosen)
     targets = batch["labels"][chosen]
     return int((logits.argmax(-1) == targets).sum()), int(targets.numel())
+
+
+def order_accuracies(forward: PretrainingPass, samples: PackedSamples, rule: MaskingRule, batch_size: int, size: int, seed: int = 0) -> OrderProbe:
+    """The probe of an MLM model (`forward`: its pre-training pass) on the first `size` of `samples`, batched as its
+    trainer validates; `seed` draws the word orders. Float32, in eval mode."""
+    was_training = forward.training
+    forward.eval()
+    rng = np.random.default_rng(seed)
+    in_order = shuffled = masked = 0
+    with torch.no_grad():
+        for start in range(0, size, batch_size):
+            batch = training_batch(samples, list(range(start, min(start + batch_size, size))), 0, rule)
+            correct, count = correct_and_masked(forward, batch)
+            in_order, masked = in_order + correct, masked + count
+            shuffled += correct_and_masked(forward, shuffle_words(batch, samples.word_start, rng))[0]
+    forward.train(was_training)
+    return OrderProbe(in_order / max(masked, 1), shuffled / max(masked, 1), masked, size)
+
+
+def verdict(probe: OrderProbe) -> str:
+    """The report line of a probe, with what a drop under one point means."""
+    line = (f"word order: valid MLM accuracy {100 * probe.in_order:.2f} % in order, {100 * probe.shuffled:.2f} % with each "
+            f"sample's words shuffled ({probe.masked:,} masked tokens)")
+    if probe.in_order - probe.shuffled < 0.01:
+        line += ("; the model does not use word order yet (the bag-of-words plateau of early MLM training): train longer "
+                 "(relative positions left it sooner on the German text, results/README.md)")
+    return line
 
 
 def valid_samples(summary: dict, rule: MaskingRule) -> PackedSamples:
@@ -88,16 +118,5 @@ def probe_order(model_folder: Path, seed: int = 0) -> OrderProbe:
     register()
     from transformers import AutoModelForMaskedLM
 
-    forward = PretrainingPass(AutoModelForMaskedLM.from_pretrained(model_folder).eval(), pairs=False)
-    rng = np.random.default_rng(seed)
-    size = min(settings["valid_samples"], len(samples))
-    right = {"in_order": 0, "shuffled": 0}
-    masked = 0
-    with torch.no_grad():
-        for start in range(0, size, settings["batch_size"]):
-            batch = training_batch(samples, list(range(start, min(start + settings["batch_size"], size))), 0, rule)
-            correct, count = correct_and_masked(forward, batch)
-            right["in_order"] += correct
-            masked += count
-            right["shuffled"] += correct_and_masked(forward, shuffle_words(batch, samples.word_start, rng))[0]
-    return OrderProbe(right["in_order"] / max(masked, 1), right["shuffled"] / max(masked, 1), masked, size)
+    forward = PretrainingPass(AutoModelForMaskedLM.from_pretrained(model_folder), pairs=False)
+    return order_accuracies(forward, samples, rule, settings["batch_size"], min(settings["valid_samples"], len(samples)), seed)
