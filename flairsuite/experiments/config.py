@@ -473,9 +473,10 @@ def _config(data: Any, base: Path) -> ExperimentConfig:
         fine_tune_train=_fine_tune_train(data, fine_tune),
         only=_only(data),
     )
-    unmatched = match_runs(cross(config), config.only)[1]
+    grid = cross(config)
+    unmatched = match_runs(grid, config.only)[1]
     if unmatched:  # a mistyped pattern would silently leave its runs out
-        raise FlairsuiteError(f"only: {unmatched[0]} matches no run of the grid (run ids look like {cross(config)[0].run_id})")
+        raise FlairsuiteError(f"only: {unmatched[0]} matches no run of the grid (run ids look like {grid[0].run_id})")
     return config
 
 
