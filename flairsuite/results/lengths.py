@@ -25,10 +25,10 @@ from typing import Any, Optional
 import pandas as pd
 from seqeval.scheme import IOB2, Entities
 
-from flairsuite.errors import FlairsuiteError, InputError, read_utf8
+from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.results.predictions import PREDICTIONS_FILE, read_prediction_sentences
 from flairsuite.results.tables import STATS, STYLES, comparison_cells, render, row_keys
 
-PREDICTIONS_FILE = "predictions.tsv"  # beside a run's metrics.json (flairsuite.tagging.grid writes it)
 BUCKETS: tuple[tuple[int, Optional[int]], ...] = ((1, 1), (2, 3), (4, 7), (8, None))  # entity lengths in tokens, both ends included
 ILL_FORMED = "ill-formed chunks per 1,000 tokens"
 TAG = re.compile(r"O|[BI]-\S+")
@@ -48,31 +48,15 @@ def bucket_of(length: int) -> str:
 
 
 def read_predictions(path: Path) -> tuple[list[list[str]], list[list[str]]]:
-    """Gold and predicted tags per sentence of a `predictions.tsv` (CRLF or LF line ends); a line without three tab-separated
-    fields or with a tag that is not O, B-TYPE or I-TYPE, and a file without tokens, are errors naming the file (and line)."""
-    gold: list[list[str]] = [[]]
-    predicted: list[list[str]] = [[]]
-    for number, line in enumerate(read_utf8(path).split("\n"), 1):
-        line = line.rstrip("\r")
-        if not line.strip():
-            if gold[-1]:
-                gold.append([])
-                predicted.append([])
-            continue
-        fields = line.split("\t")
-        if len(fields) != 3:
-            raise InputError(path, number, f"expected token, gold tag and predicted tag separated by tabs, found {len(fields)} field(s)")
-        for tag in fields[1:]:
-            if not TAG.fullmatch(tag):
-                raise InputError(path, number, f"tag {tag!r} is not O, B-TYPE or I-TYPE (the raw BIO tags a run writes)")
-        gold[-1].append(fields[1])
-        predicted[-1].append(fields[2])
-    if not gold[-1]:
-        gold.pop()
-        predicted.pop()
-    if not gold:
-        raise InputError(path, None, "no tokens: a finished run writes one line per test token")
-    return gold, predicted
+    """Gold and predicted tags per sentence of a `predictions.tsv` (`read_prediction_sentences`); a tag that is not O,
+    B-TYPE or I-TYPE is an error naming the file and line."""
+    sentences = read_prediction_sentences(path)
+    for sentence in sentences:
+        for row in sentence:
+            for tag in (row.gold, row.predicted):
+                if not TAG.fullmatch(tag):
+                    raise InputError(path, row.line, f"tag {tag!r} is not O, B-TYPE or I-TYPE (the raw BIO tags a run writes)")
+    return [[row.gold for row in s] for s in sentences], [[row.predicted for row in s] for s in sentences]
 
 
 def strict_entities(tags: list[list[str]]) -> set[tuple[int, int, int, str]]:

@@ -41,6 +41,7 @@ from flairsuite.models.registry import build_tagger
 from flairsuite.paths import results_dir
 from flairsuite.results.collect import FIX_FOLDER, METRICS_FILE, read_run, variant_metrics_file
 from flairsuite.results.lengths import length_counts
+from flairsuite.results.predictions import PREDICTIONS_FILE
 from flairsuite.tagging.cache import cached_vectors, frozen
 from flairsuite.tagging.data import LabeledSplit, labeled_splits, subsample_note
 from flairsuite.tagging.features import Part, SplitFeatures
@@ -52,7 +53,6 @@ from flairsuite.training import require_precision
 
 STATE_FILE = "experiment.json"
 MODEL_FILE = "model.pt"
-PREDICTIONS_FILE = "predictions.tsv"
 CHECKPOINT_FILE = "checkpoint.pt"
 LABEL_TYPE = "ner"
 TRAIN_WITH_DEV = "train+dev"  # the training split of `train_with_dev` runs (cached on its own)
