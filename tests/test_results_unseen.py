@@ -60,6 +60,13 @@ def test_own_vocabulary_leaves_out_the_added_corpus_tokens(tmp_path):
         own_vocabulary(folder)
     with pytest.raises(FlairsuiteError, match="not a train-fasttext folder"):
         own_vocabulary(tmp_path)
+    (folder / "summary.json").write_text('{"vocabulary": 2,\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"summary.json:2: not valid JSON"):
+        own_vocabulary(folder)
+    (folder / "summary.json").write_text(json.dumps({"vocabulary": 2}), encoding="utf-8")
+    (folder / VECTORS_FILE).write_bytes(b"not a pickle")
+    with pytest.raises(FlairsuiteError, match="vectors.kv: not readable as gensim vectors"):
+        own_vocabulary(folder)
 
 
 def pos_run(tmp_path: Path, seed: int, predictions: str) -> dict:

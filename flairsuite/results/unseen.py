@@ -10,6 +10,7 @@ folder, on those outside the vectors' own vocabulary as Flair's `WordEmbeddings`
 """
 
 import json
+import pickle
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Optional
@@ -22,10 +23,10 @@ from flairsuite.corpora.registry import dataset
 from flairsuite.errors import FlairsuiteError, InputError, read_utf8
 from flairsuite.results.predictions import PREDICTIONS_FILE, Prediction, read_prediction_sentences
 from flairsuite.wordvectors.coverage import covered
+from flairsuite.values import is_int, json_problem
 from flairsuite.wordvectors.store import VECTORS_FILE
 
 GROUPS = ("all", "seen in train", "unseen in train", "outside the vectors")
-KEYS = ("corpus_label", "embeddings", "tagger")
 
 
 def group_counts(tokens: Iterable[Prediction], train_forms: set[str], vocab: Optional[Mapping[str, int]]) -> dict[str, tuple[int, int]]:
@@ -47,10 +48,19 @@ def own_vocabulary(folder: Path) -> dict[str, int]:
     summary_path = folder / "summary.json"
     if not summary_path.is_file() or not (folder / VECTORS_FILE).is_file():
         raise FlairsuiteError(f"{folder}: not a train-fasttext folder (needs summary.json and {VECTORS_FILE})")
-    size = json.loads(read_utf8(summary_path)).get("vocabulary")
-    if not isinstance(size, int) or size < 1:
+    try:
+        summary = json.loads(read_utf8(summary_path))
+    except json.JSONDecodeError as err:
+        raise InputError(summary_path, err.lineno, f"not valid JSON: {err.msg}") from None
+    except ValueError as err:
+        raise InputError(summary_path, None, f"not valid JSON: {json_problem(err)}") from None
+    size = summary.get("vocabulary") if isinstance(summary, dict) else None
+    if not is_int(size) or size < 1:
         raise InputError(summary_path, None, "key 'vocabulary' must be a positive integer (the words trained from raw text)")
-    keys = KeyedVectors.load(str(folder / VECTORS_FILE), mmap="r").index_to_key[:size]
+    try:
+        keys = KeyedVectors.load(str(folder / VECTORS_FILE), mmap="r").index_to_key[:size]
+    except (OSError, ValueError, EOFError, pickle.UnpicklingError) as err:
+        raise FlairsuiteError(f"{folder / VECTORS_FILE}: not readable as gensim vectors ({type(err).__name__}); run train-fasttext again") from None
     return {word: index for index, word in enumerate(keys)}
 
 
