@@ -22,8 +22,8 @@ from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.registry import dataset
 from flairsuite.errors import FlairsuiteError, InputError, read_utf8
 from flairsuite.results.predictions import PREDICTIONS_FILE, Prediction, read_prediction_sentences
-from flairsuite.wordvectors.coverage import covered
 from flairsuite.values import is_int, json_problem
+from flairsuite.wordvectors.coverage import covered
 from flairsuite.wordvectors.store import VECTORS_FILE
 
 GROUPS = ("all", "seen in train", "unseen in train", "outside the vectors")
