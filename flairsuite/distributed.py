@@ -10,6 +10,7 @@ Every collective here is a no-op for one rank: `agree` (rank 0's decision for ev
 decision taken by the clock), `broadcast_value`, `all_sum` and `gather` (objects to rank 0).
 """
 
+import gc
 import os
 from dataclasses import dataclass
 from datetime import timedelta
@@ -17,6 +18,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 import torch
 import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
 
 from flairsuite.errors import FlairsuiteError
 
@@ -117,7 +119,18 @@ def first_on_rank_zero(ranks: Ranks, make: Callable[[], T]) -> T:
 
 
 def leave(ranks: Ranks) -> None:
-    """Leave the process group at the end of a run (nothing for one rank)."""
-    if ranks.parallel and dist.is_initialized():
-        dist.barrier()
-        dist.destroy_process_group()
+    """Leave the process group at the end of a run (nothing for one rank).
+
+    Every `DistributedDataParallel` wrapper must be gone by then (a trainer drops its own first). A wrapper's reducer
+    holds the process group; left as its last holder after `destroy_process_group`, it frees the gloo group when the
+    wrapper dies, with the GIL held, while the group's worker threads may still need the GIL to drop the tensors of a
+    finished collective: the rank then waits forever (torch issue #56297; seen as a hung `train-bert` under torchrun
+    at the end of a finished run). So a wrapper still alive here is an error on every rank, not a hang on some.
+    """
+    if not (ranks.parallel and dist.is_initialized()):
+        return
+    gc.collect()  # wrappers in unreachable reference cycles go now, while the group still has its other holders
+    if any(issubclass(type(thing), DistributedDataParallel) for thing in gc.get_objects()):
+        raise RuntimeError("a DistributedDataParallel wrapper outlives the process group: drop it before leave()")
+    dist.barrier()
+    dist.destroy_process_group()

@@ -130,6 +130,7 @@ def trained_model_lines(
     if len(trainer.train_samples) < settings.batch_size:
         raise FlairsuiteError(f"the corpus gives {len(trainer.train_samples)} training samples, fewer than one batch; use more text or a smaller --batch-size")
     progress = trainer.train(budget, desc=name)
+    trainer.release_ranks()
     leave(ranks)
     if not ranks.main:
         return

@@ -124,6 +124,10 @@ class BertTrainer(StreamTraining[BertProgress]):
         self.unit, self.validate_every, self.checkpoint_minutes = "tok", settings.validate_tokens, settings.checkpoint_minutes
         self._order: tuple[int, np.ndarray] = (-1, np.empty(0, dtype=np.int64))
 
+    def release_ranks(self) -> None:
+        """Drop the data-parallel wrapper once training is over, before `flairsuite.distributed.leave` (which says why)."""
+        self.parallel_pass = self.forward_pass
+
     # -- checkpoint -------------------------------------------------------------------------------
 
     def identity(self) -> dict[str, Any]:
