@@ -274,7 +274,7 @@ def test_train_settings_are_the_one_source_of_defaults() -> None:
              "train_with_dev": False}
     assert TrainSettings().record() == PAPER_TRAIN.record() == paper  # the settings added later stay out while at their defaults
     assert asdict(TrainSettings()) == {**paper, "schedule": "plateau", "warmup_fraction": 0.1, "epoch_samples": None, "bucket_batches": None,
-                                      "precision": "float32", "decoder_learning_rate": None}
+                                      "precision": "float32", "decoder_learning_rate": None, "dev_every": 1}
     assert LINEAR_TRAIN.record() == {**paper, "optimizer": "adam", "learning_rate": 0.01}
     for name in TAGGERS:
         defaults = default_train(name)

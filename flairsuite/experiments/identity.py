@@ -11,11 +11,13 @@ from typing import Any, Optional
 
 from flairsuite.corpora.own import corpus_record
 from flairsuite.experiments.config import ExperimentConfig, Run, runs
+from flairsuite.models.settings import TrainSettings
 
 
 def run_record(run: Run) -> dict[str, Any]:
     """What a run does, as plain data: id, corpus, options, subsample, embedding specs, tagger, seed, settings.
 
+    The training settings leave out those that cannot change the model (`TrainSettings.fingerprinted`: `dev_every`).
     A fine-tuned run adds `fine_tune: true` (frozen runs add nothing, so their fingerprints stay as
     they were). An own corpus adds `corpus_files` (`own.corpus_record`: format, scheme, labels, file checksums,
     dev_fraction); registered corpora add nothing, so their fingerprints stay as they were.
@@ -29,7 +31,7 @@ def run_record(run: Run) -> dict[str, Any]:
         "embedding_specs": list(run.embedding_specs),
         "tagger": run.tagger,
         "seed": run.seed,
-        "train": run.train_settings,
+        "train": TrainSettings.fingerprinted(run.train_settings),
         "entity_fix": list(run.entity_fix),
         **({"fine_tune": True} if run.fine_tune else {}),
     }

@@ -11,7 +11,7 @@ and the model of the best dev epoch as the result (the last epoch with `train_wi
 Fine-tuning settings (`schedule: linear`, flairsuite/models/settings.py) change three things, as
 Flair's `ModelTrainer.fine_tune`: the learning rate follows Flair's `LinearSchedulerWithWarmup`,
 stepped after every batch over all the run's batches; no annealing and no stop on a small learning
-rate; the model of the last epoch is the result. With `decoder_learning_rate` the optimizer has two groups
+rate; the model of the last epoch is the result (so dev may be scored only every `dev_every` epochs). With `decoder_learning_rate` the optimizer has two groups
 (`learning_rate_groups`): the embeddings' parameters at `learning_rate`, the rest at that rate; the schedule scales both.
 
 `precision: bfloat16` runs each training step's forward pass under torch's bfloat16 autocast (the
@@ -228,9 +228,12 @@ class TaggerTraining(TrainingLoop[TaggerProgress]):
     def validate(self) -> None:
         """Dev F1 (the negative training loss with `train_with_dev`), annealing, history, best weights; the epoch's seconds.
 
-        With the linear schedule the last epoch counts as the best (its weights stay in the model).
+        With the linear schedule the last epoch counts as the best (its weights stay in the model), and dev is scored
+        only after every `dev_every`-th epoch and the last (the history holds None for the others).
         """
         progress, dev, loss = self.progress, self.dev, self._loss
+        if dev is not None and self.linear and progress.epoch % self.settings.dev_every and not self.done():
+            dev = None  # not scored this epoch
         score = dev_score(self.model, dev, self.task) if dev is not None else -loss
         if not self.linear:
             self.scheduler.step(score if dev is not None else loss)
