@@ -11,8 +11,9 @@ and the model of the best dev epoch as the result (the last epoch with `train_wi
 Fine-tuning settings (`schedule: linear`, flairsuite/models/settings.py) change three things, as
 Flair's `ModelTrainer.fine_tune`: the learning rate follows Flair's `LinearSchedulerWithWarmup`,
 stepped after every batch over all the run's batches; no annealing and no stop on a small learning
-rate; the model of the last epoch is the result (so dev may be scored only every `dev_every` epochs). With `decoder_learning_rate` the optimizer has two groups
-(`learning_rate_groups`): the embeddings' parameters at `learning_rate`, the rest at that rate; the schedule scales both.
+rate; the model of the last epoch is the result (so dev may be scored only every `dev_every` epochs).
+With `decoder_learning_rate` the optimizer has two groups (`learning_rate_groups`): the embeddings' parameters at
+`learning_rate`, the rest at that rate; the schedule scales both.
 
 `precision: bfloat16` runs each training step's forward pass under torch's bfloat16 autocast (the
 linear maps and the LSTM in bfloat16, and so the batch's live embeddings: a fine-tuned BERT, `char`; on CPUs with
