@@ -6,7 +6,8 @@ it (the same repairs and one-line errors), its tokens are tagged as they stand (
 by the fast path or by plain Flair, and the tags are scored as the runs score theirs: strict IOB2
 entity precision, recall and F1 per type (seqeval) and the recall by entity length for NER, token
 accuracy per tag for PoS. Entity types or tags of the split that the model never learned are named:
-their every occurrence counts as a miss.
+their every occurrence counts as a miss. With `by_seen`, NER recall is also split by whether the corpus's train split
+holds the entity (`results.seen`).
 """
 
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from flairsuite.errors import FlairsuiteError
 from flairsuite.models.entity_fix import entity_fix
 from flairsuite.predict import load_tagger, predicts_spans, tag
 from flairsuite.results.lengths import LABELS, length_counts
+from flairsuite.results.seen import SeenCounts, entities, seen_counts
 from flairsuite.tagging.scoring import task_scores
 
 NOT_TYPES = {"O", "<unk>", "<START>", "<STOP>"}
@@ -40,6 +42,7 @@ class Evaluation:
     predicted: list[list[str]]
     scores: dict[str, Any]
     lengths: Optional[dict[str, Any]]  # NER only: `length_counts`
+    seen: Optional[SeenCounts] = None  # NER with by_seen only
 
     @property
     def gold(self) -> list[list[str]]:
@@ -60,10 +63,24 @@ def model_types(model: flair.nn.Classifier) -> set[str]:
     return {item.split("-", 1)[1] if item[:2] in ("B-", "I-", "E-", "S-") else item for item in items}
 
 
-def evaluate(model_path: Path, spec: DatasetSpec, root: Path, split: str, fast: bool, batch_size: Optional[int], fix: bool) -> Evaluation:
-    """Tag the `split` of `spec` with the model at `model_path` and score the tags (Entity-Fix first when `fix`)."""
+def train_entities(spec: DatasetSpec, root: Path) -> set[tuple[tuple[str, ...], str]]:
+    """The entities of `spec`'s train split as a tagger trains on it (without the dev share of a `dev_fraction` corpus)."""
+    if "train" not in spec.splits:
+        raise FlairsuiteError(f"--by-seen compares with the train split, and {spec.name} has none here (its splits: {', '.join(spec.splits)})")
+    sampled_dev = spec.dev_fraction is not None and "dev" not in spec.splits
+    train = read_splits(spec, root, ["train", "dev"] if sampled_dev else ["train"])["train"]
+    return entities([sentence.tokens for sentence in train.sentences], [sentence.tags for sentence in train.sentences])
+
+
+def evaluate(model_path: Path, spec: DatasetSpec, root: Path, split: str, fast: bool, batch_size: Optional[int], fix: bool,
+             by_seen: bool = False) -> Evaluation:
+    """Tag the `split` of `spec` with the model at `model_path` and score the tags (Entity-Fix first when `fix`; with
+    `by_seen`, NER recall also on the entities train holds and on the others)."""
     data = read_splits(spec, root, [split])[split]  # a bad corpus fails before the model (hundreds of MB) loads
     spans = task(spec.task).spans
+    if by_seen and not spans:
+        raise FlairsuiteError("--by-seen splits entity recall by the train split's entities: a PoS corpus has none, leave it out")
+    known = train_entities(spec, root) if by_seen else None
     gold = [sentence.tags for sentence in data.sentences]
     if spans and not any(tag != "O" for tags in gold for tag in tags):
         raise FlairsuiteError(f"{data.path}: the {split} split holds no gold entities: there is nothing to score")
@@ -78,7 +95,8 @@ def evaluate(model_path: Path, spec: DatasetSpec, root: Path, split: str, fast: 
     if fix:
         predicted = [entity_fix(tags) for tags in predicted]
     lengths = length_counts(gold, predicted) if spans else None
-    return Evaluation(model, spec, split, data, predicted, task_scores(spec.task, gold, predicted), lengths)
+    seen = seen_counts([sentence.tokens for sentence in data.sentences], gold, predicted, known) if known is not None else None
+    return Evaluation(model, spec, split, data, predicted, task_scores(spec.task, gold, predicted), lengths, seen)
 
 
 def unknown_types(evaluation: Evaluation) -> dict[str, int]:
@@ -117,6 +135,8 @@ def report_lines(evaluation: Evaluation, model_path: Path, fix: bool) -> Iterato
                  f"{lengths['gold'][label]:,}" for label in LABELS if lengths.get("gold", {}).get(label)]
         yield "recall by entity length: " + "; ".join(parts)
         yield f"ill-formed chunks (I-X after no B-X or I-X): {lengths.get('ill_formed', 0):,}"
+        if evaluation.seen is not None:
+            yield evaluation.seen.line()
     else:
         yield "| tag | accuracy | support |"
         yield "| --- | --: | --: |"

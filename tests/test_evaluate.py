@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from conftest import one_error_line
 from flair.data import Dictionary, Sentence
 from seqeval.metrics import classification_report
-from seqeval.scheme import IOB2
+from seqeval.scheme import IOB2, Entities
 from test_predict import labeled, tiny_embeddings, train
 
 from flairsuite.cli import cli
@@ -158,3 +158,50 @@ def test_per_type_scores_count_the_entities_found_as_strict_iob2_does():
     assert {name: (s["support"], s["predicted"]) for name, s in per_type.items()} == {"PER": (2, 2), "LOC": (1, 2), "ORG": (1, 0), "MISC": (0, 1)}
     for s in per_type.values():  # right = precision x found = recall x gold
         assert round(s["precision"] * s["predicted"]) == round(s["recall"] * s["support"])
+
+
+def test_by_seen_splits_recall_by_the_entities_of_train(model_and_corpus, tmp_path):
+    """The line of --by-seen equals the counts made here from the tags it wrote and the train file, by seqeval's chunks."""
+    model, corpus = model_and_corpus
+    result = run("evaluate", str(model), str(corpus), "--by-seen", "--predictions", str(tmp_path / "p.tsv"))
+    assert result.exit_code == 0, result.output
+
+    def chunks(blocks: list[list[list[str]]], column: int) -> set[tuple[int, int, int, str]]:
+        tags = [[row[column] for row in block] for block in blocks]
+        return {(e.sent_id, e.start, e.end, e.tag) for s in Entities(tags, IOB2).entities for e in s}
+
+    def blocks(path: Path, sep: str) -> list[list[list[str]]]:
+        return [[line.split(sep) for line in block.splitlines()] for block in path.read_text(encoding="utf-8").strip().split("\n\n")]
+
+    train = blocks(corpus / "train.txt", " ")
+    known = {(tuple(row[0] for row in train[s][a:b]), kind) for s, a, b, kind in chunks(train, 1)}
+    test = blocks(tmp_path / "p.tsv", "\t")
+    gold, found = chunks(test, 1), chunks(test, 2)
+
+    def is_known(chunk: tuple[int, int, int, str]) -> bool:
+        s, a, b, kind = chunk
+        return (tuple(row[0] for row in test[s][a:b]), kind) in known
+
+    seen = {c for c in gold if is_known(c)}
+    new = gold - seen
+    assert seen and new  # the test split holds both: template names from train and the unseen `Faust`
+    wrong = found - gold
+    expected = (f"recall on entities seen in train (same tokens and type): {100 * len(seen & found) / len(seen):.1f} % of {len(seen)}; "
+                f"on new ones: {100 * len(new & found) / len(new):.1f} % of {len(new)}; false positives: "
+                f"{sum(map(is_known, wrong))} with a training entity's tokens and type, {len(wrong) - sum(map(is_known, wrong))} other")
+    assert expected in result.output.splitlines()
+    assert "recall on entities seen" not in run("evaluate", str(model), str(corpus)).output  # only when asked
+
+
+def test_by_seen_needs_a_train_split_and_entities(model_and_corpus, tmp_path):
+    model, corpus = model_and_corpus
+    alone = tmp_path / "letters-1923.txt"
+    shutil.copy(corpus / "test.txt", alone)
+    assert run("evaluate", str(model), str(alone)).exit_code == 0  # without --by-seen the file alone is enough
+    assert ("--by-seen compares with the train split, and letters-1923 has none here (its splits: test)"
+            in one_error_line(run("evaluate", str(model), str(alone), "--by-seen")))
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    shutil.copy(corpus / "test.txt", folder / "test.txt")
+    assert f"{folder}: no train file" in one_error_line(run("evaluate", str(model), str(folder), "--by-seen"))
+    assert "a PoS corpus has none" in one_error_line(run("evaluate", str(model), str(corpus), "--by-seen", "--option", "task=pos"))

@@ -77,9 +77,10 @@ def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable
             from flairsuite.paths import corpora_dir as resolve
 
             own = {key: rest.pop(key) for key in OWN_KEYS}
-            needed = rest.get("split")  # evaluate's
+            scored = rest.get("split")  # evaluate's
             if file_as_split and Path(name).is_file():
-                needed = one_split_of_a_file(name, split_list(rest.get("splits")))
+                scored = one_split_of_a_file(name, split_list(rest.get("splits")))
+            needed = None if scored is None else [scored, *(["train"] if rest.get("by_seen") and scored != "train" else [])]
             spec = corpus_spec(name, level, granularity, extra, needed, format=file_format, **own)
             chosen = (split_list(rest.pop("splits")),) if splits else ()
             return command(spec, resolve(corpora_dir), *chosen, **rest)
@@ -99,11 +100,12 @@ def one_split_of_a_file(argument: str, splits: Optional[list[str]]) -> str:
     return splits[0] if splits else "test"
 
 
-def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...], needed: Optional[str] = None,
-                **own: Optional[str]) -> Any:
+def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...],
+                needed: Optional[list[str]] = None, **own: Optional[str]) -> Any:
     """The DatasetSpec of NAME_OR_PATH: a registered dataset with its options, or the corpus folder read with the own-corpus keys.
 
-    `needed` (a split, for scoring a model): the folder needs only that split, and a single file is read as that split."""
+    `needed` (splits, for scoring a model: the scored one first, then any other it reads, e.g. train for `--by-seen`): the
+    folder needs only those, and a single file is read as the first (the others are not there)."""
     from pathlib import Path
 
     from flairsuite.corpora.own import entry_from_texts, is_folder_argument, own_corpus
@@ -120,10 +122,10 @@ def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str],
         if needed is not None and Path(argument).is_file():  # one annotated file: the split to score, nothing beside it read
             path = Path(argument)
             if any(split in pairs for split in ("train", "dev", "test")):
-                raise FlairsuiteError(f"{argument} is the {needed} split itself: drop the --option naming split files")
-            pairs = {"name": path.stem, **pairs, "path": str(path.parent), needed: path.name}
-            return own_corpus(entry_from_texts({**pairs, **own_given}), Path.cwd(), [needed])
-        return own_corpus(entry_from_texts({"path": argument, **pairs, **own_given}), Path.cwd(), None if needed is None else [needed])
+                raise FlairsuiteError(f"{argument} is the {needed[0]} split itself: drop the --option naming split files")
+            pairs = {"name": path.stem, **pairs, "path": str(path.parent), needed[0]: path.name}
+            return own_corpus(entry_from_texts({**pairs, **own_given}), Path.cwd(), needed[:1])
+        return own_corpus(entry_from_texts({"path": argument, **pairs, **own_given}), Path.cwd(), needed)
     if own_given:
         flag = "--" + next(iter(own_given)).replace("_", "-")
         raise FlairsuiteError(f"{flag} is for a corpus folder, and '{argument}' is a registered dataset (for a folder of that name: ./{argument})")

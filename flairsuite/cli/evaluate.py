@@ -19,8 +19,12 @@ from flairsuite.cli.group import cli
 @click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule before scoring.")
 @click.option("--predictions", type=click.Path(dir_okay=False), default=None,
               help="Also write token, gold and predicted tag per line (atomically), as a run's predictions.tsv.")
+@click.option("--by-seen", is_flag=True,
+              help="NER: also the recall on entities the train split holds (same tokens and type) and on new ones, and "
+                   "the false positives split the same way.")
 @corpus_options(splits=False)
-def evaluate(spec: Any, root: Any, model: str, split: str, fast: bool, batch_size: Optional[int], entity_fix: bool, predictions: Optional[str]) -> None:
+def evaluate(spec: Any, root: Any, model: str, split: str, fast: bool, batch_size: Optional[int], entity_fix: bool, predictions: Optional[str],
+             by_seen: bool) -> None:
     """Score MODEL (any saved suite tagger) on a split of NAME_OR_PATH: a registered dataset, a corpus folder of your own
     (only the scored split need be there), or one annotated file.
 
@@ -32,6 +36,7 @@ def evaluate(spec: Any, root: Any, model: str, split: str, fast: bool, batch_siz
       flairsuite evaluate results/arendt-table3/arendt/proposed+word/bilstm-crf/seed-1/model.pt arendt --split dev
       flairsuite evaluate model.pt data/letters/ --split dev --predictions letters-dev.tsv
       flairsuite evaluate model.pt data/new-batch.conll --format conllu --label misc:NE
+      flairsuite evaluate model.pt sturm --split test --by-seen    # does it find the names train lacks?
     """
     import time
     from pathlib import Path
@@ -42,7 +47,7 @@ def evaluate(spec: Any, root: Any, model: str, split: str, fast: bool, batch_siz
     from flairsuite.evaluate import input_files, predictions_text, report_lines
 
     started = time.perf_counter()
-    evaluation = score(Path(model), spec, root, split, fast, batch_size, entity_fix)
+    evaluation = score(Path(model), spec, root, split, fast, batch_size, entity_fix, by_seen)
     if predictions and Path(predictions).resolve() in {evaluation.data.path.resolve(), *input_files(evaluation)}:
         raise FlairsuiteError(f"--predictions {predictions} is a file of the corpus: write the predictions elsewhere")
     for line in report_lines(evaluation, Path(model), entity_fix):
