@@ -205,3 +205,18 @@ def test_by_seen_needs_a_train_split_and_entities(model_and_corpus, tmp_path):
     shutil.copy(corpus / "test.txt", folder / "test.txt")
     assert f"{folder}: no train file" in one_error_line(run("evaluate", str(model), str(folder), "--by-seen"))
     assert "a PoS corpus has none" in one_error_line(run("evaluate", str(model), str(corpus), "--by-seen", "--option", "task=pos"))
+
+
+def test_by_seen_on_a_dev_share_compares_with_the_rest_of_train(model_and_corpus, tmp_path):
+    """A corpus folder whose dev is a share of train (`--dev-fraction`): the entities of the dev sentences are new unless
+    another training sentence holds them; here every sentence names its own person and place, so all of dev's are new."""
+    model, corpus = model_and_corpus
+    folder = tmp_path / "shared-dev"
+    folder.mkdir()
+    sentences = [f"Heute O\nkam O\nXaver{i} B-pers\nnach O\nOrt{i} B-place\n. O" for i in range(10)]
+    (folder / "train.txt").write_text("\n\n".join(sentences) + "\n", encoding="utf-8")
+    shutil.copy(corpus / "test.txt", folder / "test.txt")
+    result = run("evaluate", str(model), str(folder), "--dev-fraction", "0.3", "--split", "dev", "--by-seen")
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("recall on entities seen"))
+    assert "seen in train (same tokens and type): none in the split; on new ones:" in line and line.count(" of 6;") == 1

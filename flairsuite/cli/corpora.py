@@ -80,6 +80,7 @@ def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable
             scored = rest.get("split")  # evaluate's
             if file_as_split and Path(name).is_file():
                 scored = one_split_of_a_file(name, split_list(rest.get("splits")))
+            # a folder must hold the scored split, and train too where evaluate's --by-seen compares with it
             needed = None if scored is None else [scored, *(["train"] if rest.get("by_seen") and scored != "train" else [])]
             spec = corpus_spec(name, level, granularity, extra, needed, format=file_format, **own)
             chosen = (split_list(rest.pop("splits")),) if splits else ()
