@@ -447,3 +447,24 @@ def test_table8_leaves_out_a_users_own_corpus(tmp_path):
     output = run("results", str(tmp_path), "--table8").output
     assert "my letters" not in output
     assert "| proposed | map | **77.12 ± 0.45 (3)** | 77.12 | 85.55 | 85.55 |" in output
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--table8", "--split", "dev"], "Error: --table8 always prints each corpus's main score on test, so --split dev would change nothing; "),
+        (["--table3", "--metric", "precision"], "Error: --table3 always prints each corpus's main score on test, dev beside, so --metric precision"),
+        (["--table6", "--per-type"], "Error: --per-type goes with the plain table, not --table6: "),
+    ],
+)
+def test_a_paper_layout_rejects_the_options_it_would_ignore(table3, extra, message):
+    """--table8 with --split dev used to print the test table without a word; now one error line, and no table."""
+    result = run("results", str(table3), *extra)
+    assert result.exit_code == 1 and result.output.startswith(message) and result.output.count("\n") == 1
+
+
+def test_split_beside_a_paper_layout_still_chooses_what_the_plot_draws(table3):
+    """--plot draws the chosen split, so --table8 --split dev --plot is a valid request: test table printed, dev bars drawn."""
+    result = run("results", str(table3), "--table8", "--split", "dev", "--plot")
+    assert result.exit_code == 0 and (table3 / "comparison.png").stat().st_size > 0
+    assert "test E-F1 (%) in the layout of Zöllner et al. 2021, Table 8" in result.output

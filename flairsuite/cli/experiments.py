@@ -105,6 +105,27 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
     ctx.invoke(tag, experiment=str(files("flairsuite.experiments") / "quickstart.yaml"), threads=threads, corpora_dir=corpora_dir)
 
 
+ON_TEST = "each corpus's main score on test"
+LAYOUT_SCORES = {  # what each layout prints, whatever --split and --metric say
+    "--table8": ON_TEST, "--table6": ON_TEST, "--table9": ON_TEST, "--table3": f"{ON_TEST}, dev beside",
+    "--ablation": "each corpus's main score on dev and test",
+}
+
+
+def check_layout_options(layout: str, metric: str, split: str, per_type: bool, drawn: bool) -> None:
+    """A paper layout (or --ablation) prints its own fixed scores: an option it would ignore is an error, not a silent no-op.
+
+    --split and --metric still choose what --plot and --curve draw, so beside one of those they are accepted."""
+    if per_type:
+        raise FlairsuiteError(f"--per-type goes with the plain table, not {layout}: run `flairsuite results DIR --per-type` for it")
+    if (split != "test" or metric != "score") and not drawn:
+        given = " ".join(f"--{name} {value}" for name, value, default in [("split", split, "test"), ("metric", metric, "score")] if value != default)
+        raise FlairsuiteError(
+            f"{layout} always prints {LAYOUT_SCORES[layout]}, so {given} would change nothing; "
+            f"for that table leave out {layout}"
+        )
+
+
 @cli.command("results")
 @click.argument("directory", required=False, metavar="[DIR]", type=click.Path(file_okay=False))
 @click.option("--experiment", default=None, help="Only this experiment [default: one table per experiment found].")
@@ -113,7 +134,10 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
     "--metric", type=click.Choice(["score", "f1", "precision", "recall", "accuracy"]), default="score", show_default=True,
     help="score: each corpus's main score, entity F1 (NER) or token accuracy (PoS); the others that score only (blank where a task has none).",
 )
-@click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True)
+@click.option(
+    "--split", type=click.Choice(["test", "dev"]), default="test", show_default=True,
+    help="The split of the plain table, --plot and --curve (the paper layouts and --ablation print their own).",
+)
 @click.option("--per-type", is_flag=True, help="Also a table per corpus: mean score per entity type (PoS: per tag).")
 @click.option(
     "--artifacts", is_flag=True,
@@ -183,6 +207,9 @@ def results(
         frame, types = only_experiment(frame, experiment), types[types["experiment"] == experiment]
     if table8 + table3 + table6 + table9 + (ablation_file is not None) > 1:
         raise FlairsuiteError("give one of --table8, --table3, --table6, --table9, --ablation")
+    layouts = {"--table8": table8, "--table3": table3, "--table6": table6, "--table9": table9, "--ablation": ablation_file is not None}
+    for layout in (flag for flag, chosen in layouts.items() if chosen):
+        check_layout_options(layout, metric, split, per_type, drawn=curve is not None or plot is not None)
     if curve is not None:  # first: a curve the runs cannot draw is an error before any table is printed
         from flairsuite.results.curves import write_curve
 
