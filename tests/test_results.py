@@ -464,7 +464,7 @@ def test_a_paper_layout_rejects_the_options_it_would_ignore(table3, extra, messa
 
 
 def test_split_beside_a_paper_layout_still_chooses_what_the_plot_draws(table3):
-    """--plot draws the chosen split, so --table8 --split dev --plot is a valid request: test table printed, dev bars drawn."""
+    """--plot draws the chosen split, so --table8 --split dev --plot is accepted: the test table printed, the PNG written."""
     result = run("results", str(table3), "--table8", "--split", "dev", "--plot")
     assert result.exit_code == 0 and (table3 / "comparison.png").stat().st_size > 0
     assert "test E-F1 (%) in the layout of Zöllner et al. 2021, Table 8" in result.output
