@@ -205,11 +205,12 @@ def results(
     frame, types = runs_frame(runs), per_type_frame(runs)
     if experiment:
         frame, types = only_experiment(frame, experiment), types[types["experiment"] == experiment]
-    if table8 + table3 + table6 + table9 + (ablation_file is not None) > 1:
-        raise FlairsuiteError("give one of --table8, --table3, --table6, --table9, --ablation")
     layouts = {"--table8": table8, "--table3": table3, "--table6": table6, "--table9": table9, "--ablation": ablation_file is not None}
-    for layout in (flag for flag, chosen in layouts.items() if chosen):
-        check_layout_options(layout, metric, split, per_type, drawn=curve is not None or plot is not None)
+    chosen = [flag for flag, on in layouts.items() if on]
+    if len(chosen) > 1:
+        raise FlairsuiteError("give one of --table8, --table3, --table6, --table9, --ablation")
+    if chosen:
+        check_layout_options(chosen[0], metric, split, per_type, drawn=curve is not None or plot is not None)
     if curve is not None:  # first: a curve the runs cannot draw is an error before any table is printed
         from flairsuite.results.curves import write_curve
 
