@@ -163,6 +163,11 @@ def test_runs_on_different_embedding_files_are_footnoted(tmp_path):
     write_run(tmp_path, metrics(seed=4))  # recorded no digests: not counted
     lines = run("results", str(tmp_path)).output.rstrip("\n").splitlines()
     assert lines[-1] == "† fasttext:de: 2 files (SHA-256) across the runs: ab6fba… 2 runs, e266ce… 1 run"
+    # a run's Entity-Fix variant re-decodes the same model: it is not a second run on the file
+    fixed = metrics(seed=3, entity_fix=True, artifact_digests={"fasttext:de": new, "charlm:de-forward": "c" * 64})
+    write_run(tmp_path, {**fixed, "run": fixed["run"].replace("/fix/", "/plain/") + "/entity-fix"})
+    lines = run("results", str(tmp_path)).output.rstrip("\n").splitlines()
+    assert lines[-1] == "† fasttext:de: 2 files (SHA-256) across the runs: ab6fba… 2 runs, e266ce… 1 run"
     # a run recorded under the vectors' former name (before a renaming) counts with the same stack member
     write_run(tmp_path, metrics(seed=5, artifact_digests={"fasttext:de-old": "c64877" + "2" * 58, "charlm:de-forward": "c" * 64}))
     lines = run("results", str(tmp_path)).output.rstrip("\n").splitlines()

@@ -155,9 +155,11 @@ def file_notes(runs: pd.DataFrame) -> dict[str, str]:
     """Embedding spec -> footnote, for the specs whose runs in this table read more than one file (`artifact_digests`):
     e.g. fastText vectors trained by the same command on machines whose floats differ. A stack member is known by
     its stack and place, so runs recorded under a spec's former name (tag --force's renaming) count with it, under
-    the name most runs give it. Runs from before digests were recorded are not counted."""
+    the name most runs give it. A run's Entity-Fix variant is the same trained model, so it is not counted again; runs
+    from before digests were recorded are not counted."""
     places: dict[tuple[str, int], tuple[Counter, Counter]] = {}  # (stack, place) -> (spec names, digests)
-    for stack, digests in zip(runs["embeddings"], runs["artifact_digests"]):
+    trained = runs[~runs["entity_fix"].astype(bool)]
+    for stack, digests in zip(trained["embeddings"], trained["artifact_digests"]):
         for place, (spec, digest) in enumerate((digests or {}).items()):
             names, files = places.setdefault((stack, place), (Counter(), Counter()))
             names[spec] += 1
