@@ -115,6 +115,10 @@ def test_subsample_is_footnoted(table3):
     write_run(table3, metrics("ler (coarse)", seed=3, f1=0.7))
     output = run("results", str(table3)).output
     assert output.rstrip("\n").splitlines()[-1] == "† ler (coarse): 2 of 3 runs on a subsample: 10% of train (seed 1)"
+    # a run's Entity-Fix variant re-decodes the same model: not one more run on the subsample
+    write_run(table3, metrics("ler (coarse)", seed=1, f1=0.63, subsample="10% of train (seed 1)", entity_fix=True))
+    output = run("results", str(table3)).output
+    assert output.rstrip("\n").splitlines()[-1] == "† ler (coarse): 2 of 3 runs on a subsample: 10% of train (seed 1)"
 
 
 def test_corpus_training_overrides_are_footnoted(table3):

@@ -111,11 +111,13 @@ def per_type_table(per_type: pd.DataFrame, corpus_label: str, metric: str = SCOR
 
 def subsample_notes(runs: pd.DataFrame) -> dict[str, str]:
     """Corpus label -> footnote, for the corpora with runs on a subsample, on splits other than the dataset's own (`split_note`)
-    or with the corpus's own training overrides (`train_note`)."""
+    or with the corpus's own training overrides (`train_note`). Runs are counted as trained: a run's Entity-Fix variant
+    (the same model re-decoded) is not a second run."""
     notes = {}
     for label, group in runs.groupby("corpus_label", sort=True):
-        used = group["subsample"].dropna()
-        parts = [f"{len(used)} of {len(group)} runs on a subsample: {'; '.join(sorted(used.unique()))}"] if not used.empty else []
+        trained = group[~group["entity_fix"].astype(bool)]
+        used = trained["subsample"].dropna()
+        parts = [f"{len(used)} of {len(trained)} runs on a subsample: {'; '.join(sorted(used.unique()))}"] if not used.empty else []
         if "split_note" in group:
             parts += sorted(group["split_note"].dropna().unique())
         if "train_note" in group:
