@@ -28,7 +28,7 @@ import yaml
 
 from flairsuite.errors import FlairsuiteError, InputError, read_utf8
 from flairsuite.experiments.config import FINE_TUNED
-from flairsuite.results.collect import SCORE
+from flairsuite.results.collect import SCORE, trained_runs
 from flairsuite.results.tables import STYLES, WRITERS, metric_title
 from flairsuite.results.welch import welch_interval
 
@@ -115,8 +115,8 @@ def load_ablation(path: Path) -> Ablation:
 
 def scores(frame: pd.DataFrame, ref: RunsRef, corpus: str, split: str) -> list[float]:
     """The main scores (%) of the runs of `ref` on `corpus` in `split`, Entity-Fix variants left out."""
-    chosen = runs_of(frame, ref)
-    chosen = chosen[(chosen["corpus_label"] == corpus) & ~chosen["entity_fix"].astype(bool)]
+    chosen = trained_runs(runs_of(frame, ref))
+    chosen = chosen[chosen["corpus_label"] == corpus]
     return (chosen[f"{split}_{SCORE}"] * 100).tolist()
 
 

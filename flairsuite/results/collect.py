@@ -272,6 +272,12 @@ def collect_per_type(path: Union[str, Path]) -> pd.DataFrame:
     return per_type_frame(read_runs(Path(path)))
 
 
+def trained_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the runs themselves: a run's Entity-Fix variant re-decodes the same trained model, so it is left out
+    wherever runs are counted or their training is read."""
+    return frame[~frame["entity_fix"].astype(bool)]
+
+
 def only_experiment(frame: pd.DataFrame, experiment: str) -> pd.DataFrame:
     """The rows of `experiment`; an experiment without runs is an error listing those found."""
     chosen = frame[frame["experiment"] == experiment]

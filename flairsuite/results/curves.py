@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from flairsuite.atomic import atomic_file
 from flairsuite.errors import FlairsuiteError
 from flairsuite.results.references import REFERENCES, known_task
-from flairsuite.results.collect import SCORE
+from flairsuite.results.collect import SCORE, trained_runs
 from flairsuite.results.tables import metric_title, score_column
 
 SUBSAMPLE_PERCENT = re.compile(r"^([0-9.]+)% of train")
@@ -65,7 +65,7 @@ def by_epoch(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per (run, epoch) of the runs' histories: x = the epoch, `score` = the dev score after it (percent).
     A run's Entity-Fix variant shares its training, so only the runs themselves count."""
     rows = []
-    for _, run in runs[~runs["entity_fix"].astype(bool)].iterrows():
+    for _, run in trained_runs(runs).iterrows():
         key = f"dev_{run['metric']}"
         rows += [{**run.to_dict(), "x": float(point["epoch"]), "score": point[key] * 100}
                  for point in run["history"] if point.get(key) is not None]

@@ -24,6 +24,7 @@ import pandas as pd
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.results import references
+from flairsuite.results.collect import trained_runs
 from flairsuite.results.table8 import COLUMNS  # the paper's five tasks, in its order
 from flairsuite.results.tables import STYLES, Style, fine_tune_notes, render, subsample_notes
 
@@ -116,7 +117,7 @@ def fine_tuning_hours(runs: pd.DataFrame) -> str:
 
 def table6(runs: pd.DataFrame, fmt: str = "md") -> str:
     """Table 6 on the suite's BERTs (Default-Fine-Tuning = fine-tuned `map`, no Entity-Fix), the paper's row beside each."""
-    chosen = bert_runs(runs[~runs["entity_fix"]], "map")
+    chosen = bert_runs(trained_runs(runs), "map")
     tasks = [name for name in COLUMNS.values() if name in set(chosen["column"])]
     rows, index = [], []
     for variant, group in chosen.groupby([f"bert_{key}" for key in VARIANT], sort=True):

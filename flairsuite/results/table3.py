@@ -18,7 +18,7 @@ import pandas as pd
 
 from flairsuite.corpora.registry import dataset
 from flairsuite.errors import FlairsuiteError
-from flairsuite.results.collect import REFERENCE_SCORE
+from flairsuite.results.collect import REFERENCE_SCORE, trained_runs
 from flairsuite.results.references import best_published
 from flairsuite.results.tables import STYLES, Style, comparison_cells, comparison_table, merged_notes, metric_title, reference_notes, render, table_notes
 
@@ -89,7 +89,7 @@ def with_reference_row(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 
 def table3(runs: pd.DataFrame, fmt: str = "md") -> str:
     """One experiment's runs in the layout of Akbik et al. 2018, Table 3 (see the module docstring)."""
-    runs = runs[~runs["entity_fix"].astype(bool)]
+    runs = trained_runs(runs)
     if runs.empty:
         raise FlairsuiteError("no runs without Entity-Fix for the Table 3 layout")
     style = STYLES[fmt]

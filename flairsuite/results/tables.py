@@ -23,7 +23,7 @@ import pandas as pd
 
 from flairsuite.corpora.tasks import TASKS
 from flairsuite.errors import FlairsuiteError
-from flairsuite.results.collect import SCORE, SCORED_SPLITS, SCORES
+from flairsuite.results.collect import SCORE, SCORED_SPLITS, SCORES, trained_runs
 from flairsuite.results.references import best_published
 
 KEYS = ("embeddings", "tagger")
@@ -115,7 +115,7 @@ def subsample_notes(runs: pd.DataFrame) -> dict[str, str]:
     (the same model re-decoded) is not a second run."""
     notes = {}
     for label, group in runs.groupby("corpus_label", sort=True):
-        trained = group[~group["entity_fix"].astype(bool)]
+        trained = trained_runs(group)
         used = trained["subsample"].dropna()
         parts = [f"{len(used)} of {len(trained)} runs on a subsample: {'; '.join(sorted(used.unique()))}"] if not used.empty else []
         if "split_note" in group:
@@ -160,7 +160,7 @@ def file_notes(runs: pd.DataFrame) -> dict[str, str]:
     the name most runs give it. A run's Entity-Fix variant is the same trained model, so it is not counted again; runs
     from before digests were recorded are not counted."""
     places: dict[tuple[str, int], tuple[Counter, Counter]] = {}  # (stack, place) -> (spec names, digests)
-    trained = runs[~runs["entity_fix"].astype(bool)]
+    trained = trained_runs(runs)
     for stack, digests in zip(trained["embeddings"], trained["artifact_digests"]):
         for place, (spec, digest) in enumerate((digests or {}).items()):
             names, files = places.setdefault((stack, place), (Counter(), Counter()))
