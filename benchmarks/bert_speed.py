@@ -49,8 +49,9 @@ from flairsuite.bert.settings import settings_from
 from flairsuite.bert.trainer import BertTrainer
 from flairsuite.bert.vocabulary import CLS, PAD, SEP
 from flairsuite.paths import bert_data_dir
+from flairsuite.precision import PRECISIONS, native_bfloat16
 from flairsuite.rawtext.language import prepare_language
-from flairsuite.training import PRECISIONS, Budget, native_bfloat16
+from flairsuite.training import Budget
 
 HERE = Path(__file__).resolve().parent
 LENGTHS = (128, 320, 450)

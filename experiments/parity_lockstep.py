@@ -50,7 +50,8 @@ from tqdm import tqdm
 from flairsuite.atomic import write_json
 from flairsuite.embeddings import frozen, stack
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import load_experiment, runs
+from flairsuite.experiments.grid import runs
+from flairsuite.experiments.reading import load_experiment
 from flairsuite.models.registry import build_tagger
 from flairsuite.models.settings import OPTIMIZERS, TrainSettings
 from flairsuite.paths import corpora_dir, home, results_dir

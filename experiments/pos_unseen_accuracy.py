@@ -1,5 +1,5 @@
 """Test accuracy of PoS runs on tokens seen and unseen in train, and outside the word vectors' own vocabulary
-(flairsuite.results.unseen): where the accuracy of a PoS table is lost.
+(flairsuite.results.unseen_token_accuracy): where the accuracy of a PoS table is lost.
 
     python experiments/pos_unseen_accuracy.py results/en-table3 --vectors wordvectors/en-fasttext
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from flairsuite.errors import FlairsuiteError
 from flairsuite.paths import corpora_dir
 from flairsuite.results.collect import collect
-from flairsuite.results.unseen import own_vocabulary, unseen_frame, unseen_table
+from flairsuite.results.unseen_token_accuracy import own_vocabulary, unseen_frame, unseen_table
 
 
 def main() -> None:

@@ -38,6 +38,11 @@ def read_utf8(path: Union[str, Path], what: str = "file") -> str:
         raise InputError(path, None, f"a folder, not a {what}") from None
     except OSError as err:
         raise InputError(path, None, f"cannot read the {what}: {err.strerror or err}") from None
+    return decode_utf8(data, path)
+
+
+def decode_utf8(data: bytes, path: Union[str, Path]) -> str:
+    """`data` (the bytes of `path`, or of stdin) as UTF-8; not UTF-8: a one-line error naming the line and column of the first bad byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

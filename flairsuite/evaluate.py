@@ -7,7 +7,7 @@ by the fast path or by plain Flair, and the tags are scored as the runs score th
 entity precision, recall and F1 per type (seqeval) and the recall by entity length for NER, token
 accuracy per tag for PoS. Entity types or tags of the split that the model never learned are named:
 their every occurrence counts as a miss. With `by_seen`, NER recall is also split by whether the corpus's train split
-holds the entity (`results.seen`).
+holds the entity (`results.seen_entity_recall`).
 """
 
 from collections.abc import Iterator
@@ -16,16 +16,19 @@ from pathlib import Path
 from typing import Any, Optional
 
 import flair
-from flair.data import Sentence
+from flair.data import Sentence, get_spans_from_bio
 
 from flairsuite.corpora.labeled import SplitData, read_splits
 from flairsuite.corpora.registry import DatasetSpec
 from flairsuite.corpora.tasks import task
 from flairsuite.errors import FlairsuiteError
+from flairsuite.markup.annotated import Annotated, from_tokens
+from flairsuite.markup.annotation_formats import annotation_text
 from flairsuite.models.entity_fix import entity_fix
 from flairsuite.predict import load_tagger, predicts_spans, tag
 from flairsuite.results.lengths import LABELS, length_counts
-from flairsuite.results.seen import SeenCounts, entities, seen_counts
+from flairsuite.results.predictions import predictions_tsv
+from flairsuite.results.seen_entity_recall import SeenCounts, entities, seen_counts
 from flairsuite.tagging.scoring import task_scores
 
 NOT_TYPES = {"O", "<unk>", "<START>", "<STOP>"}
@@ -43,6 +46,7 @@ class Evaluation:
     scores: dict[str, Any]
     lengths: Optional[dict[str, Any]]  # NER only: `length_counts`
     seen: Optional[SeenCounts] = None  # NER with by_seen only
+    confidences: Optional[list[list[float]]] = None  # the decoder's per token (kept by Entity-Fix)
 
     @property
     def gold(self) -> list[list[str]]:
@@ -91,12 +95,14 @@ def evaluate(model_path: Path, spec: DatasetSpec, root: Path, split: str, fast: 
     if fix and not spans:
         raise FlairsuiteError("--entity-fix repairs BIO entity tags: a PoS corpus has none, leave it out")
     sentences = [Sentence(list(sentence.tokens)) for sentence in data.sentences]
-    predicted = [[found for found, _ in sentence] for sentence in tag(model, sentences, fast, batch_size)]
+    tagged = tag(model, sentences, fast, batch_size)
+    predicted = [[found for found, _ in sentence] for sentence in tagged]
+    confidences = [[confidence for _, confidence in sentence] for sentence in tagged]
     if fix:
         predicted = [entity_fix(tags) for tags in predicted]
     lengths = length_counts(gold, predicted) if spans else None
     seen = seen_counts([sentence.tokens for sentence in data.sentences], gold, predicted, known) if known is not None else None
-    return Evaluation(model, spec, split, data, predicted, task_scores(spec.task, gold, predicted), lengths, seen)
+    return Evaluation(model, spec, split, data, predicted, task_scores(spec.task, gold, predicted), lengths, seen, confidences)
 
 
 def unknown_types(evaluation: Evaluation) -> dict[str, int]:
@@ -147,8 +153,29 @@ def report_lines(evaluation: Evaluation, model_path: Path, fix: bool) -> Iterato
         yield f"warning: the model never learned {'type' if evaluation.spans else 'tag'} '{name}' ({support:,} in {evaluation.split}): every one is a miss"
 
 
-def predictions_text(evaluation: Evaluation) -> str:
+def column_predictions(evaluation: Evaluation) -> str:
     """Token, gold tag and predicted tag per line, a blank line between sentences (as a run's predictions.tsv)."""
-    sentences = ["\n".join(f"{token}\t{gold}\t{found}" for token, gold, found in zip(sentence.tokens, sentence.tags, predicted))
-                 for sentence, predicted in zip(evaluation.data.sentences, evaluation.predicted)]
-    return "\n\n".join(sentences) + "\n"
+    return predictions_tsv(zip(sentence.tokens, sentence.tags, predicted) for sentence, predicted in zip(evaluation.data.sentences, evaluation.predicted))
+
+
+def predicted_documents(evaluation: Evaluation, per_sentence: bool) -> list[Annotated]:
+    """The split's tokens (joined by spaces, a sentence a line) with the predicted spans as Flair reads them from the tags
+    (`get_spans_from_bio`, as `predict` does); one document, or one per sentence."""
+    confidences = evaluation.confidences or [[1.0] * len(tags) for tags in evaluation.predicted]
+    tokens = [sentence.tokens for sentence in evaluation.data.sentences]
+    spans = [[(indices[0], indices[-1] + 1, kind, confidence) for indices, confidence, kind in get_spans_from_bio(list(tags), list(scores))]
+             for tags, scores in zip(evaluation.predicted, confidences)]
+    if per_sentence:
+        return [from_tokens([sentence], [found]) for sentence, found in zip(tokens, spans)]
+    return [from_tokens(tokens, spans)]
+
+
+def predictions_text(evaluation: Evaluation, fmt: str = "column", model_path: Optional[Path] = None) -> str:
+    """The predictions in `fmt`: "column" (`column_predictions`) or one of ANNOTATION_FORMATS, the predicted spans
+    (webanno and conll: the split as one document; jsonl and labelstudio: a document per sentence)."""
+    if fmt == "column":
+        return column_predictions(evaluation)
+    if not evaluation.spans:
+        raise FlairsuiteError(f"--format {fmt} writes entity spans, and {evaluation.spec.name} is a {evaluation.spec.task} corpus: use --format column")
+    documents = predicted_documents(evaluation, per_sentence=fmt in ("jsonl", "labelstudio"))
+    return annotation_text(documents, fmt, model_path.name if model_path else "flairsuite")

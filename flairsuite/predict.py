@@ -15,9 +15,13 @@ BIO tags).
 The markup formats (`flairsuite.markup`) write the spans at their character offsets in the input (Flair's
 sentence and token start positions): `tei` a TEI P5 document of a plain text, or the TEI/XML input (a name
 ending .xml/.tei, or text starting with `<`) with entity elements inserted in place; `html` one page.
+The annotation-tool formats write the spans on the tokens of the text: `webanno` (WebAnno TSV 3.3 for
+INCEpTION), `jsonl` (doccano), `labelstudio` (Label Studio's JSON with predictions), `conll` (CoNLL-2002 BIO).
+The input `-` is stdin.
 """
 
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +33,11 @@ from flair.file_utils import load_torch_state
 from flair.models import SequenceTagger
 
 import flairsuite.bert  # noqa: F401  (a tagger on a relative/WWA BERT rebuilds its model type "flairsuite_bert" on loading)
-from flairsuite.errors import FlairsuiteError, InputError, read_utf8
+from flairsuite.errors import FlairsuiteError, InputError, decode_utf8, read_utf8
 from flairsuite.inference.segmentation import FlairView, flair_view, split_text
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
+from flairsuite.markup.annotated import Annotated
+from flairsuite.markup.annotation_formats import ANNOTATION_FORMATS, annotation_text
 from flairsuite.markup.html import render_html
 from flairsuite.markup.spans import Span
 from flairsuite.markup.tei import Markup, tag_in_place, tei_document
@@ -43,22 +49,32 @@ from flairsuite.models.entity_fix import entity_fix as fix_tags
 from flairsuite.models.registry import saved_classes
 
 FLAIR_BATCH_SIZE = 32  # SequenceTagger.predict's default mini_batch_size
-FORMATS = ("column", "json", "tei", "html")
 MARKUP_FORMATS = ("tei", "html")
+FORMATS = ("column", "json", *MARKUP_FORMATS, *ANNOTATION_FORMATS)
 XML_SUFFIXES = (".xml", ".tei")
 BOM = "\ufeff"
+STDIN = Path("-")  # the input argument `-`: the text comes from stdin
+STDIN_NAME = "<stdin>"
+
+
+def shown(path: Path) -> Path:
+    """The input as errors and pages name it: `<stdin>` for `-`."""
+    return Path(STDIN_NAME) if path == STDIN else path
 
 
 def read_source(path: Path) -> str:
-    """The file's text (UTF-8, a BOM kept as U+FEFF); a missing, unreadable or non-UTF-8 file is a one-line error."""
+    """The file's (with `-`: stdin's) text (UTF-8, a BOM kept as U+FEFF); a missing, unreadable or non-UTF-8 input is a one-line error."""
+    if path == STDIN:
+        return decode_utf8(sys.stdin.buffer.read(), STDIN_NAME)
     return read_utf8(path)
 
 
-def read_text(path: Path) -> str:
-    """The file's text (UTF-8, a BOM dropped); a missing, unreadable, non-UTF-8 or blank file is a one-line error."""
-    text = read_source(path).removeprefix(BOM)
+def checked_text(source: str, path: Path) -> str:
+    """The text to tag of an input read from `path` (as errors name it): a BOM dropped; a blank one is a one-line error."""
+    text = source.removeprefix(BOM)
     if not text.strip():
-        raise InputError(path, None, "no text to tag: the file is empty or blank")
+        what = "input" if path == Path(STDIN_NAME) else "file"
+        raise InputError(path, None, f"no text to tag: the {what} is empty or blank")
     return text
 
 
@@ -195,19 +211,23 @@ def looks_like_xml(path: Path, text: str) -> bool:
     return path.suffix.lower() in XML_SUFFIXES or text.removeprefix(BOM).lstrip().startswith("<")
 
 
-def check_spans(model: flair.nn.Classifier, model_path: Path, entity_fix: bool, markup: bool) -> None:
-    """Entity-Fix and the markup formats need a model of entity spans: one of a tag per token (PoS) is a one-line error."""
+def check_spans(model: flair.nn.Classifier, model_path: Path, entity_fix: bool, markup: bool, fmt: Optional[str] = None) -> None:
+    """Entity-Fix and the formats of entity spans (`markup`: tei, html and the ANNOTATION_FORMATS, `fmt` the one asked for)
+    need a model of entity spans: one of a tag per token (PoS) is a one-line error."""
     if predicts_spans(model) or not (entity_fix or markup):
         return
-    what = "--entity-fix repairs BIO entity tags" if entity_fix else "--format tei and html mark entity spans"
+    if entity_fix:
+        what = "--entity-fix repairs BIO entity tags"
+    else:
+        what = f"--format {fmt} writes entity spans" if fmt in ANNOTATION_FORMATS else "--format tei and html mark entity spans"
     fix = "leave --entity-fix out" if entity_fix else "use --format column or json"
     raise FlairsuiteError(f"{model_path}: {what}, and this model tags one '{model.label_type}' label per token (not spans): {fix}")
 
 
-def checked_tagger(model_path: Path, entity_fix: bool, markup: bool = False) -> flair.nn.Classifier:
-    """The saved tagger; `markup` (the tags become entity markup) and `entity_fix` need one that tags spans (`check_spans`)."""
+def checked_tagger(model_path: Path, entity_fix: bool, markup: bool = False, fmt: Optional[str] = None) -> flair.nn.Classifier:
+    """The saved tagger; `markup` (the tags become entity spans in format `fmt`) and `entity_fix` need one that tags spans (`check_spans`)."""
     model = load_tagger(model_path)
-    check_spans(model, model_path, entity_fix, markup)
+    check_spans(model, model_path, entity_fix, markup, fmt)
     return model
 
 
@@ -238,10 +258,10 @@ def tag_texts(
 
 
 def markup_prediction(
-    model_path: Path, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool, type_map: TypeMap
+    model_path: Path, source: str, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool, type_map: TypeMap
 ) -> Prediction:
-    """`fmt` "tei" or "html" of a plain text, or of the taggable p/s/ab elements of a TEI/XML input (TEI: tagged in place)."""
-    source = read_source(input_path)
+    """`fmt` "tei" or "html" of a plain text, or of the taggable p/s/ab elements of a TEI/XML input (TEI: tagged in place);
+    `source` is the text of `input_path`."""
     if looks_like_xml(input_path, source):
         document = parse_xml(source.removeprefix(BOM), input_path)
         if not document.segments:
@@ -255,7 +275,7 @@ def markup_prediction(
         marked = tag_in_place(document, spans, type_map)
         bom = BOM if source.startswith(BOM) else ""
         return Prediction(bom + marked.text, sentences, tokens, marked.inserted, marked.skipped, document.passed_over)
-    text = read_text(input_path)
+    text = checked_text(source, input_path)
     model = checked_tagger(model_path, entity_fix, markup=True)
     spans, sentences, tokens = tag_texts(model, [text], input_path, fast, batch_size, entity_fix)
     if fmt == "html":
@@ -263,6 +283,18 @@ def markup_prediction(
     else:
         marked = tei_document(text, spans[0], input_path, type_map)
     return Prediction(marked.text, sentences, tokens, marked.inserted, marked.skipped)
+
+
+def annotated_text(text: str, view: FlairView, sentences: Sequence[Sentence], tagged: Tagged) -> Annotated:
+    """The text with its tokens (Flair's, at their offsets in `text`) and the spans of the tags, as `sentence_json` reads them."""
+    offsets, spans = [], []
+    for sentence, tags in zip(sentences, tagged):
+        base = sentence.start_position
+        tokens = [view.original(base + token.start_position, base + token.end_position) for token in sentence]
+        offsets.append(tokens)
+        for indices, confidence, kind in get_spans_from_bio([t for t, _ in tags], [c for _, c in tags]):
+            spans.append(Span(tokens[indices[0]][0], tokens[indices[-1]][1], kind, confidence))
+    return Annotated(text, offsets, spans)
 
 
 def predict_document(
@@ -274,18 +306,28 @@ def predict_document(
     entity_fix: bool = False,
     markup_map: Optional[Path] = None,
 ) -> Prediction:
-    """`input_path` tagged by the model in format `fmt` (one of FORMATS; Entity-Fix applied on request; `markup_map`: a YAML type map for tei)."""
+    """`input_path` (`-`: stdin) tagged by the model in format `fmt` (one of FORMATS; Entity-Fix applied on request;
+    `markup_map`: a YAML type map for tei)."""
+    if fmt not in FORMATS:
+        raise FlairsuiteError(f"unknown format '{fmt}': one of {', '.join(FORMATS)}")
     if markup_map is not None and fmt != "tei":
         raise FlairsuiteError(f"--markup-map applies to --format tei only, not {fmt}")
     type_map = load_type_map(markup_map) if markup_map is not None else DEFAULT_TYPE_MAP
+    source = read_source(input_path)
+    input_path = shown(input_path)
     if fmt in MARKUP_FORMATS:
-        return markup_prediction(model_path, input_path, fmt, fast, batch_size, entity_fix, type_map)
-    source = read_text(input_path)
+        return markup_prediction(model_path, source, input_path, fmt, fast, batch_size, entity_fix, type_map)
+    source = checked_text(source, input_path)
     view = flair_view(source)
-    model = checked_tagger(model_path, entity_fix)
+    model = checked_tagger(model_path, entity_fix, markup=fmt in ANNOTATION_FORMATS, fmt=fmt)
     sentences = split(view.text, model_segmentation(model))
     tagged = tag_file_sentences(model, sentences, input_path, fast, batch_size, entity_fix)
-    text = column_text(sentences, tagged) if fmt == "column" else json_text(sentences, tagged, predicts_spans(model), view)
+    if fmt == "column":
+        text = column_text(sentences, tagged)
+    elif fmt == "json":
+        text = json_text(sentences, tagged, predicts_spans(model), view)
+    else:
+        text = annotation_text([annotated_text(source, view, sentences, tagged)], fmt, model_path.name)
     return Prediction(text, len(sentences), sum(len(s) for s in sentences), xml_as_text=looks_like_xml(input_path, source))
 
 

@@ -1,5 +1,6 @@
 """Small helpers for values read from YAML and JSON files: type tests (a bool is no number there,
-although `True == 1` in Python) and how a value is quoted in a one-line error message."""
+although `True == 1` in Python) and how a value is quoted in a one-line error message. The rules settings are checked
+by are built on them in `flairsuite.settings_schema`."""
 
 import json
 import math

@@ -23,8 +23,9 @@ from flairsuite.charlm.run import train_direction
 from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate
 from flairsuite.cli import cli
 from flairsuite.errors import FlairsuiteError
+from flairsuite.precision import native_bfloat16
 from flairsuite.rawtext.prepare import PrepareConfig, prepare
-from flairsuite.training import Budget, native_bfloat16
+from flairsuite.training import Budget
 
 NAMES = ["Anna", "Herwarth", "Nell", "Franz", "Else", "Walden", "Marc", "Kandinsky"]
 PLACES = ["Berlin", "München", "Wien", "Paris", "Dresden", "Zürich"]
@@ -348,7 +349,7 @@ def test_missing_corpus_unwritable_output_and_corrupt_checkpoint(tmp_path, corpu
 
 
 def test_a_folder_another_process_trains_is_one_line(tmp_path, corpus_root) -> None:
-    from flairsuite.claim import claimed
+    from flairsuite.locks import claimed
 
     text = tmp_path / "raw.txt"
     text.write_text(fixture_text(), encoding="utf-8")
@@ -442,7 +443,7 @@ def test_damaged_summary_of_a_released_model_is_one_line(tmp_path) -> None:
     broken, partial = tmp_path / "broken.json", tmp_path / "partial.json"
     broken.write_text("{not json", encoding="utf-8")
     partial.write_text('{"chars_seen": 10, "steps": 1}', encoding="utf-8")
-    with pytest.raises(FlairsuiteError, match=r"broken.json: unreadable"):
+    with pytest.raises(FlairsuiteError, match=r"broken.json:1: not valid JSON: .*; restore it or start over with --force$"):
         read_summary(broken)
     with pytest.raises(FlairsuiteError, match=r"partial.json: missing key 'hours'"):
         read_summary(partial)
@@ -521,16 +522,15 @@ def test_characters_of_the_labeled_corpora_outside_the_dictionary_are_reported(t
 
 def test_budget_defaults_to_the_presets_characters_and_options_win() -> None:
     from flairsuite.charlm.command import budget_of
-    from flairsuite.charlm.run import Budget
 
     options = {"lang": "de", "preset": "cpu", "max_hours": None, "max_chars": None}
     assert budget_of(options) == Budget(None, 82_000_000)  # the released pair's budget
     assert budget_of({**options, "preset": "paper"}) == Budget(1.0, None)  # no budget in the preset: one hour
     assert budget_of({**options, "max_hours": 0.5}) == Budget(0.5, None)
     assert budget_of({**options, "max_chars": 1000}) == Budget(None, 1000)
-    with pytest.raises(FlairsuiteError, match="must be positive"):
+    with pytest.raises(FlairsuiteError, match=r"^--max-chars must be positive \(got 0\)$"):
         budget_of({**options, "max_chars": 0})
-    with pytest.raises(FlairsuiteError, match="must be positive"):
+    with pytest.raises(FlairsuiteError, match=r"^--max-hours must be positive \(got nan\)$"):
         budget_of({**options, "max_hours": float("nan")})
     # en, da, zh: one CPU-hour a direction (the process's CPU time, however busy the machine)
     for language in ("en", "da", "zh"):
@@ -544,33 +544,37 @@ def test_force_removes_the_earlier_runs_model_summary_and_curve_first(tmp_path) 
     (tagging runs record that summary as the LM's training): the old files go before the new run starts."""
     from types import SimpleNamespace
 
-    from flairsuite.charlm.run import start_or_resume
+    from flairsuite.charlm.run import lm_folder
+    from flairsuite.pretraining import start_or_resume
 
     out = tmp_path / "de-forward"
     out.mkdir()
     for name in ("best-lm.pt", "summary.json", "learning-curve.png", "keep.txt"):
         (out / name).write_text("old", encoding="utf-8")
     ranks = SimpleNamespace(barrier=lambda: None, main=True)
-    trainer = SimpleNamespace(out=out, checkpoint_path=out / "checkpoint.pt", model_path=out / "best-lm.pt", ranks=ranks)
+    started = []
+    trainer = SimpleNamespace(out=out, checkpoint_path=out / "checkpoint.pt", model_path=out / "best-lm.pt", ranks=ranks,
+                              start=lambda: started.append(True))
     with pytest.raises(FlairsuiteError, match="holds a trained model: pass --resume to continue it or --force to start over"):
-        start_or_resume(trainer, resume=False, force=False)
-    assert (out / "summary.json").exists()
+        start_or_resume(trainer, lm_folder(trainer), resume=False, force=False)
+    assert (out / "summary.json").exists() and not started
     (out / "checkpoint.pt").write_text("old", encoding="utf-8")
-    start_or_resume(trainer, resume=False, force=True)
-    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+    start_or_resume(trainer, lm_folder(trainer), resume=False, force=True)
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"] and started == [True]
 
 
 def test_a_continued_models_summary_follows_each_new_best_model(prepared, tmp_path) -> None:
     """--resume of a finished model (no checkpoint) rewrites best-lm.pt at each better validation: its summary.json
     follows it there (in_progress), so a kill never leaves the new weights beside the old run's counters."""
-    from flairsuite.charlm.run import read_summary, start_or_resume
+    from flairsuite.charlm.run import lm_folder, read_summary
+    from flairsuite.pretraining import start_or_resume
 
     out = tmp_path / "lm"
     hyper = Hyper(**{**TINY.__dict__, "validate_chars": 1000, "anneal_factor": 1.0, "learning_rate": 5.0})
     first = train_direction(prepared, out, hyper, True, Budget(max_units=3000), False, False, 1)
     (out / "checkpoint.pt").unlink()  # a released model: best-lm.pt and summary.json only
     continued = CharLMTrainer(prepared, out, hyper, True, seed=1)
-    start_or_resume(continued, resume=True, force=False)
+    start_or_resume(continued, lm_folder(continued), resume=True, force=False)
     progress = continued.train(Budget(max_units=6000))  # stopped before train_direction writes the final summary
     interim = read_summary(out / "summary.json")
     assert interim["in_progress"] is True and "test_ppl" not in interim

@@ -77,16 +77,16 @@ def test_command_prints_own_and_corpus_perplexity_and_refuses_a_missing_lm(tmp_p
     text = "\n\n".join("\n".join(lines) for lines in tagged * 4) + "\n"
     for split in ("train", "dev", "test"):
         (corpus / f"{split}.txt").write_text(text, encoding="utf-8")
-    result = invoke("charlm-perplexity", str(CHARLM / "da-forward"), str(corpus), "--splits", "dev", "--threads", "1")
+    result = invoke("charlm-perplexity", str(CHARLM / "da-forward"), str(corpus), "--split", "dev", "--threads", "1")
     assert result.exit_code == 0, result.output
     row = result.output.strip().splitlines()[-1].split()
     own = lm_file(CHARLM / "da-forward").own_valid_perplexity
     assert float(row[1]) == pytest.approx(own, abs=1e-3) and row[-3] == f"{len(sentences_text(sentences * 4, False)):,}"
     assert 1 < float(row[-1]) < 20
-    missing = invoke("charlm-perplexity", str(tmp_path / "nowhere"), str(corpus), "--splits", "dev")
+    missing = invoke("charlm-perplexity", str(tmp_path / "nowhere"), str(corpus), "--split", "dev")
     assert "no character LM there" in one_error_line(missing)
     (tmp_path / "broken.pt").write_text("not a model", encoding="utf-8")
-    broken = invoke("charlm-perplexity", str(tmp_path / "broken.pt"), str(corpus), "--splits", "dev")
+    broken = invoke("charlm-perplexity", str(tmp_path / "broken.pt"), str(corpus), "--split", "dev")
     assert "broken.pt: not a Flair character LM" in one_error_line(broken)
 
 
@@ -95,18 +95,18 @@ def test_one_annotated_file_is_the_split_splits_names(tmp_path: Path) -> None:
     tokens = DANISH.split(" . ")[0].split()
     file = tmp_path / "brev.conll"
     file.write_text("\n".join(f"{token} {'B-PER' if token == 'Søren' else 'O'}" for token in tokens) + "\n", encoding="utf-8")
-    for splits, split in [((), "test"), (("--splits", "dev"), "dev")]:
+    for splits, split in [((), "test"), (("--split", "dev"), "dev")]:
         result = invoke("charlm-perplexity", str(CHARLM / "da-forward"), str(file), *splits, "--threads", "1")
         assert result.exit_code == 0, result.output
         row = result.output.strip().splitlines()[-1].split()
         assert row[2:4] == ["brev", split] and row[4] == f"{len(sentences_text([tokens], False)):,}"
-    both = invoke("charlm-perplexity", str(CHARLM / "da-forward"), str(file), "--splits", "dev,test")
-    assert one_error_line(both) == f"Error: {file} is one annotated file, so one split: give --splits one name (or none: test)"
+    both = invoke("charlm-perplexity", str(CHARLM / "da-forward"), str(file), "--split", "dev,test")
+    assert one_error_line(both) == f"Error: {file} is one annotated file, so one split: give --split one name (or none: test)"
 
 
 @pytest.mark.parametrize(
     "summary, message",
-    [("[1, 2]", "not a JSON object (a train-charlm summary)"), ('{"valid_ppl": "abc"}', 'valid_ppl is not a positive number (found "abc")')],
+    [("[1, 2]", "not a JSON object (a train-charlm summary)"), ('{"valid_ppl": "abc"}', 'valid_ppl must be a positive number (found "abc")')],
 )
 def test_a_broken_summary_beside_the_lm_is_one_line(tmp_path: Path, summary: str, message: str) -> None:
     folder = tmp_path / "lm"

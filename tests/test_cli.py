@@ -86,7 +86,7 @@ def test_stats_without_repairs_has_no_repairs_table(sturm):
 def test_stats_splits_option_loads_only_those(write, tmp_path):
     write("germeval2014/NER-de-dev.tsv", "1\tBonn\tB-LOC\tO\n")
     write("germeval2014/NER-de-test.tsv", "#\tc\n1\tKöln\tB-LOC\tO\t\n\t\n1\tja\tO\tO\t\n")
-    result = run("corpora", "stats", "germeval14", "--splits", "dev,test", "--corpora-dir", str(tmp_path))
+    result = run("corpora", "stats", "germeval14", "--split", "dev,test", "--corpora-dir", str(tmp_path))
     assert result.exit_code == 0, result.output
     assert "[level=outer]" in result.output.splitlines()[0]
     assert re.search(r"^test\s+NER-de-test\.tsv\s+2\s+2\s+1\s+0$", result.output, re.M)
@@ -97,7 +97,7 @@ def test_stats_option_value_reaches_the_loader(write, tmp_path):
     text = "1\tUni\tB-ORG\tO\n2\tBonn\tI-ORG\tB-LOC\n"
     for split in ("dev", "test"):
         write(f"germeval2014/NER-de-{split}.tsv", text)
-    result = run("corpora", "stats", "germeval14", "--level", "inner", "--splits", "dev,test", "--corpora-dir", str(tmp_path))
+    result = run("corpora", "stats", "germeval14", "--level", "inner", "--split", "dev,test", "--corpora-dir", str(tmp_path))
     assert result.exit_code == 0, result.output
     assert "[level=inner]" in result.output
     assert re.search(r"^LOC\s+1\s+1$", result.output, re.M)
@@ -158,3 +158,52 @@ def test_help_shows_an_example(command, example):
     assert result.exit_code == 0
     assert re.search(r"^\s*Examples?:$", result.output, re.M), result.output
     assert example in result.output
+
+
+def option_names(*command: str) -> dict:
+    """The options of a command by their long names."""
+    import click
+
+    from flairsuite.cli import cli
+
+    found = cli
+    for name in command:
+        found = found.commands[name]
+    return {long: option for option in found.params if isinstance(option, click.Option) for long in option.opts if long.startswith("--")}
+
+
+COMPUTING = [("predict",), ("evaluate",), ("serve",), ("tag",), ("quickstart",), ("charlm-perplexity",), ("train-charlm",),
+             ("train-fasttext",), ("train-bert",)]
+
+
+@pytest.mark.parametrize("command", COMPUTING)
+def test_every_computing_command_takes_threads(command):
+    assert "--threads" in option_names(*command)
+
+
+def test_one_spelling_for_formats_splits_and_shared_training_options():
+    import click
+
+    for command in [("corpora", "stats"), ("corpora", "check"), ("evaluate",), ("charlm-perplexity",)]:
+        options = option_names(*command)
+        assert "--input-format" in options and "--splits" not in options  # --format is an output format wherever it appears
+    assert "--format" not in option_names("corpora", "stats") and "--split" in option_names("corpora", "stats")
+    assert isinstance(option_names("corpora", "stats")["--input-format"].type, click.Choice)
+    for command in [("predict",), ("evaluate",), ("results",)]:
+        assert isinstance(option_names(*command)["--format"].type, click.Choice)
+    charlm, bert = option_names("train-charlm"), option_names("train-bert")
+    for name in set(charlm) & set(bert):
+        assert type(charlm[name].type) is type(bert[name].type), name  # noqa: E721
+    for name in ("--preset", "--precision"):
+        assert isinstance(charlm[name].type, click.Choice) and isinstance(bert[name].type, click.Choice)
+    for name in ("--objective", "--positions", "--attention"):
+        assert isinstance(bert[name].type, click.Choice)
+    assert isinstance(option_names("results")["--layout"].type, click.Choice)
+    assert not {"--table3", "--table6", "--table8", "--table9", "--ablation"} & set(option_names("results"))
+
+
+def test_a_bad_choice_names_the_choices():
+    result = run("train-bert", "--lang", "de", "--objective", "mlm+xyz")
+    assert result.exit_code == 2 and "Invalid value for '--objective': 'mlm+xyz' is not one of 'mlm', 'mlm+nsp', 'mlm+sop'" in result.output
+    result = run("corpora", "stats", "data/letters/", "--input-format", "xml")
+    assert result.exit_code == 2 and "Invalid value for '--input-format'" in result.output

@@ -118,7 +118,7 @@ def test_pos_counts_match_provenance(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["germeval14", "ud-de-gsd", "ud-da-ddt", "ud-zh-gsdsimp"])
 def test_missing_train_split_is_an_error_not_a_sample(name: str) -> None:
-    with pytest.raises(FlairsuiteError, match=rf"train split not found .*corpora fetch {name}.*--splits dev,test"):
+    with pytest.raises(FlairsuiteError, match=rf"train split not found .*corpora fetch {name}.*--split dev,test"):
         load_corpus(name, ROOT)
 
 
@@ -174,3 +174,35 @@ def test_raw_zh_streams_every_novel_and_the_cluener_train_text() -> None:
     assert list(stats.summary.index) == ["sanguo", "shuihu", "hongloumeng", "xiyou", "cluener-train"]
     assert (stats.summary["documents"] > 1000).all()
     assert stats.summary.loc["cluener-train", "documents"] == 10748  # every train record of CLUENER, one document each
+
+
+# --- own corpora from real data: annotation exports, long documents ------------------------------
+
+WALKTHROUGH = Path(__file__).resolve().parent.parent / "experiments" / "walkthrough" / "annotations"
+
+
+def test_the_shipped_inception_export_holds_sturms_sentences_as_they_are():
+    """The walk-through's WebAnno TSV export, read back, is Sturm's first 720 train sentences, token for token and tag for tag."""
+    from flairsuite.corpora.own import own_corpus
+
+    spec = own_corpus({"path": "inception", "format": "webanno"}, WALKTHROUGH)
+    exported = read_splits(spec, WALKTHROUGH)["train"].sentences
+    sturm = read_splits(dataset("sturm"), ROOT, ["train"])["train"].sentences[:720]
+    assert [(s.tokens, s.tags) for s in exported] == [(s.tokens, s.tags) for s in sturm]
+
+
+def test_sturm_joined_into_long_documents_splits_back_without_losing_an_entity(tmp_path):
+    """Sturm's sentences joined 80 to a document (no blank line between them) are split at 250 tokens, at periods only,
+    keeping every token and entity."""
+    from flairsuite.corpora.own import own_corpus
+
+    sentences = read_splits(dataset("sturm"), ROOT, ["train"])["train"].sentences
+    documents = [sentences[i : i + 80] for i in range(0, len(sentences), 80)]
+    text = "\n".join("".join(f"{t} {g}\n" for s in document for t, g in zip(s.tokens, s.tags)) for document in documents)
+    for split in ("train", "dev", "test"):
+        (tmp_path / "long").mkdir(exist_ok=True)
+        (tmp_path / "long" / f"{split}.txt").write_text(text, encoding="utf-8")
+    stats = corpus_stats(own_corpus({"path": "long"}, tmp_path), tmp_path / "long")
+    assert stats.summary.loc["train", "tokens"] == 29424 and stats.types["train"].to_dict() == {"date": 612, "pers": 763, "place": 374}
+    assert stats.repairs["train"].to_dict() == {"sentence over max_tokens split": 33, "cut after sentence-final punctuation": 104}
+    assert stats.summary.loc["train", "sentences"] == 33 + 104

@@ -9,8 +9,9 @@ from flair.embeddings import CharacterEmbeddings
 from test_precision import split
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import load_experiment, runs
+from flairsuite.experiments.grid import runs
 from flairsuite.experiments.identity import fingerprint, run_record
+from flairsuite.experiments.reading import load_experiment
 from flairsuite.models.registry import build_tagger
 from flairsuite.models.settings import TrainSettings
 from flairsuite.tagging.train import train_tagger

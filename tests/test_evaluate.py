@@ -74,6 +74,38 @@ def test_scores_are_seqevals_on_the_tags_it_writes(model_and_corpus, tmp_path):
     assert "test (test.txt): 11 sentences" in result.output
 
 
+@pytest.mark.parametrize("fmt, kind", [("webanno", "webanno"), ("conll", "column"), ("jsonl", "jsonl")])
+def test_predictions_for_annotation_tools_read_back_as_the_corpus_tokens_and_predicted_spans(model_and_corpus, tmp_path, fmt, kind):
+    from collections import Counter
+
+    from flair.data import get_spans_from_bio
+
+    from flairsuite.corpora.formats import read_tagged
+    from flairsuite.corpora.registry import FormatSpec
+
+    model, corpus = model_and_corpus
+    assert run("evaluate", str(model), str(corpus), "--predictions", str(tmp_path / "p.tsv")).exit_code == 0
+    result = run("evaluate", str(model), str(corpus), "--predictions", str(tmp_path / f"p.{fmt}"), "--format", fmt)
+    assert result.exit_code == 0, result.output
+    sentences = [[line.split("\t") for line in block.splitlines()] for block in (tmp_path / "p.tsv").read_text(encoding="utf-8").strip().split("\n\n")]
+    expected = []
+    for rows in sentences:  # the predicted tags as Flair (and predict) read spans from them: an I- after O starts one
+        tags = ["O"] * len(rows)
+        for indices, _, kind_found in get_spans_from_bio([row[2] for row in rows], [1.0] * len(rows)):
+            tags[indices[0] : indices[-1] + 1] = [f"B-{kind_found}"] + [f"I-{kind_found}"] * (len(indices) - 1)
+        expected.append(tags)
+    read = list(read_tagged(tmp_path / f"p.{fmt}", FormatSpec(kind=kind), "utf-8", Counter()))
+    assert [s.tokens for s in read] == [[row[0] for row in rows] for rows in sentences]
+    assert [s.tags for s in read] == expected and any(tag != "O" for tags in expected for tag in tags)
+
+
+def test_a_predictions_format_needs_predictions(model_and_corpus):
+    model, corpus = model_and_corpus
+    assert one_error_line(run("evaluate", str(model), str(corpus), "--format", "webanno")) == (
+        "Error: --format webanno is the format of --predictions: give --predictions FILE too"
+    )
+
+
 def test_only_the_scored_split_need_be_there_and_one_file_is_that_split(model_and_corpus, tmp_path):
     model, corpus = model_and_corpus
     batch = tmp_path / "new-batch"
@@ -142,11 +174,14 @@ def test_a_pos_tagger_is_scored_by_token_accuracy(tmp_path):
     rows = ["# sent_id = 1", "1\tAnna\tAnna\tPROPN\t_\t_\t0\troot\t_\t_", "2\tliest\tlesen\tVERB\t_\t_\t1\tdep\t_\t_", "3\t.\t.\tPUNCT\t_\t_\t1\tpunct\t_\t_",
             "", "# sent_id = 2", "1\tOtto\tOtto\tDET\t_\t_\t0\troot\t_\t_", "2\t.\t.\tPUNCT\t_\t_\t1\tpunct\t_\t_"]
     test.write_text("\n".join(rows) + "\n\n", encoding="utf-8")
-    result = run("evaluate", str(tmp_path / "pos.pt"), str(test), "--format", "conllu", "--label", "3", "--option", "task=pos")
+    result = run("evaluate", str(tmp_path / "pos.pt"), str(test), "--input-format", "conllu", "--label", "3", "--option", "task=pos")
     assert result.exit_code == 0, result.output
     assert "| **all** | **80.00** | 5 |" in result.output  # Otto is tagged PROPN, the file says DET: 4 of 5 right
     assert "| DET | 0.00 | 1 |" in result.output and "warning: the model never learned tag 'DET' (1 in test)" in result.output
     assert "entity" not in result.output
+    spans = one_error_line(run("evaluate", str(tmp_path / "pos.pt"), str(test), "--input-format", "conllu", "--label", "3", "--option", "task=pos",
+                               "--predictions", str(tmp_path / "pos.tsv"), "--format", "webanno"))
+    assert spans.startswith("Error: --format webanno writes entity spans, and test is a pos corpus: use --format column")
 
 
 def test_per_type_scores_count_the_entities_found_as_strict_iob2_does():

@@ -25,8 +25,8 @@ from flairsuite.corpora.own import own_corpus
 from flairsuite.corpora.stats import corpus_stats
 from flairsuite.corpora.tags import SchemeEvidence
 from flairsuite.errors import FlairsuiteError, InputError
-from flairsuite.experiments.config import load_experiment
 from flairsuite.experiments.identity import fingerprint
+from flairsuite.experiments.reading import load_experiment
 from flairsuite.tagging.data import labeled_splits
 
 # token TAB part of speech TAB BIOES tag: the tag is the last column (the default `label: -1`)
@@ -156,11 +156,12 @@ def test_conllu_with_misc_ne(tmp_path):
         own_corpus({"path": "ud", "format": "conllu", "label": 4}, tmp_path)  # a column by number: XPOS tags are no BIO tags
 
 
-def test_conllu_needs_a_label_and_reports_a_missing_misc_key(tmp_path):
-    root = folder(tmp_path / "ud", {f"{split}.conllu": CONLLU for split in ("train", "dev", "test")})
+def test_conllu_needs_a_label_and_a_misc_key_some_token_has(tmp_path):
+    folder(tmp_path / "ud", {f"{split}.conllu": CONLLU for split in ("train", "dev", "test")})
     with pytest.raises(FlairsuiteError, match="label: format conllu needs the tag column"):
         own_corpus({"path": "ud", "format": "conllu"}, tmp_path)
-    with pytest.raises(InputError, match=re.escape(f"{root / 'train.conllu'}:2: MISC column has no 'NER=' entry")):
+    with pytest.raises(FlairsuiteError, match=re.escape("train.conllu, dev.conllu, test.conllu: no entity tag at all, only O; tags are read "
+                                                        "from column misc:NER")):  # no token has NER=: each is O, so none is an entity
         own_corpus({"path": "ud", "format": "conllu", "label": "misc:NER"}, tmp_path)
 
 
@@ -217,7 +218,8 @@ def test_missing_or_ambiguous_splits_are_errors(tmp_path, files, entry, message)
     [
         ({"fromat": "column"}, "unknown key 'fromat'. Did you mean format?"),
         ({"scheme": "bilou"}, 'c: scheme: "bilou" is not one of auto, bio, iob1, bioes'),
-        ({"label": "last"}, 'c: label: "last" is not a column number'),
+        ({"label": "last"}, "train.tsv:1: label: no column named 'last' in the header line (its cells: Herwarth NE B-pers)"),
+        ({"label": 2.5}, "c: label: 2.5 is not a column number (0 is the first, -1 the last) nor a header's column name"),
         ({"text": 1, "label": 1}, "c: text and label are the same column (1)"),
         ({"format": "spans_json", "sep": "tab"}, "c: sep: applies to format column only, not to spans_json"),
         ({"dev_fraction": 1}, "c: dev_fraction: must be a share of train in (0, 1)"),
@@ -370,8 +372,8 @@ def test_a_file_where_a_corpus_folder_belongs_is_one_error_line(tmp_path, monkey
 
 def test_folder_options_and_registry_options_do_not_mix(tmp_path):
     root = bioes_folder(tmp_path / "letters")
-    assert one_error_line(run("corpora", "stats", "sturm", "--format", "conllu")) == (
-        "Error: --format is for a corpus folder, and 'sturm' is a registered dataset (for a folder of that name: ./sturm)"
+    assert one_error_line(run("corpora", "stats", "sturm", "--input-format", "conllu")) == (
+        "Error: --input-format is for a corpus folder, and 'sturm' is a registered dataset (for a folder of that name: ./sturm)"
     )
     assert one_error_line(run("corpora", "check", str(root), "--level", "inner")) == (
         f"Error: --level is an option of registered datasets; {root} is a corpus folder"

@@ -15,10 +15,10 @@ from flair.embeddings import CharacterEmbeddings
 from flairsuite.errors import FlairsuiteError
 from flairsuite.models.registry import build_tagger
 from flairsuite.models.settings import TrainSettings
+from flairsuite.precision import native_bfloat16, resolved_precision
 from flairsuite.tagging.data import LabeledSplit
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.train import train_tagger
-from flairsuite.training import native_bfloat16, resolved_precision
 
 TAGS = ["O", "B-PER", "I-PER"]
 

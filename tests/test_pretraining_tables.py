@@ -1,4 +1,4 @@
-"""`flairsuite results --table6 / --table9`: fine-tuned BERT runs grouped by what train-bert recorded of each BERT."""
+"""`flairsuite results --layout table6 / table9`: fine-tuned BERT runs grouped by what train-bert recorded of each BERT."""
 
 from pathlib import Path
 
@@ -43,7 +43,7 @@ def berts(tmp_path: Path) -> Path:
 
 
 def test_table6_rows_are_pretraining_variants_with_the_papers_row(berts: Path) -> None:
-    result = run("results", str(berts), "--table6")
+    result = run("results", str(berts), "--layout", "table6")
     assert result.exit_code == 0, result.output
     assert "Table 6" in result.output
     rows = table_rows(result.output)
@@ -66,7 +66,7 @@ def test_table6_rows_are_pretraining_variants_with_the_papers_row(berts: Path) -
 
 
 def test_table9_compares_attention_with_and_without_entity_fix(berts: Path) -> None:
-    result = run("results", str(berts), "--table9")
+    result = run("results", str(berts), "--layout", "table9")
     assert result.exit_code == 0, result.output
     rows = table_rows(result.output)
     full, wwa = rows["- / 128 tokens"], rows["WWA / 128 tokens"]
@@ -78,7 +78,9 @@ def test_table9_compares_attention_with_and_without_entity_fix(berts: Path) -> N
 
 def test_layouts_need_fine_tuned_bert_runs(tmp_path: Path) -> None:
     write_run(tmp_path, metrics())
-    result = run("results", str(tmp_path), "--table6")
+    result = run("results", str(tmp_path), "--layout", "table6")
     assert result.exit_code == 1
     assert result.output.startswith("Error: no fine-tuned map runs on one bert: embedding") and len(result.output.splitlines()) == 1
-    assert run("results", str(tmp_path), "--table6", "--table9").output == "Error: give one of --table8, --table3, --table6, --table9, --ablation\n"
+    assert run("results", str(tmp_path), "--layout", "table6", "--ablation-file", "a.yaml").output == (
+        "Error: --layout ablation reads --ablation-file FILE: give both or neither\n"
+    )

@@ -221,10 +221,13 @@ def test_conllu_misc_label(write):
     assert sentence.whitespace_after == [True, False]
 
 
-def test_conllu_missing_misc_key(write):
-    path = write("ddt.dev.conllu", conllu_row("1", "A", misc="name=O") + "\n" + conllu_row("2", "B", misc="SpaceAfter=No") + "\n")
-    with raises_at(path, 2, "MISC column has no 'name=' entry"):
-        list(read_conllu(path, NAME, "utf-8"))
+def test_conllu_token_without_the_misc_key_is_o_and_counted(write):
+    path = write("ddt.dev.conllu", conllu_row("1", "A", misc="name=B-PER") + "\n" + conllu_row("2", "B", misc="SpaceAfter=No") + "\n"
+                 + conllu_row("3", "C", misc="_") + "\n")
+    repairs = Counter()
+    (sentence,) = read_conllu(path, NAME, "utf-8", repairs)
+    assert sentence.tags == ["B-PER", "O", "O"] and sentence.whitespace_after == [True, False, True]
+    assert repairs == {"token without name= in MISC read as O": 2}
 
 
 def test_conllu_wrong_column_count(write):
@@ -465,7 +468,7 @@ def test_load_corpus_missing_split_names_fetch_command_and_never_samples(write, 
     assert not isinstance(info.value, InputError)
     assert message.startswith(f"germeval14: train split not found ({expected})")
     assert "flairsuite corpora fetch germeval14" in message
-    assert "--splits dev,test" in message
+    assert "--split dev,test" in message
     corpus = load_corpus("germeval14", tmp_path, splits=["dev", "test"])
     assert corpus.train is None
     assert len(corpus.dev) == 3 and len(corpus.test) == 1  # nothing sampled away into a train split

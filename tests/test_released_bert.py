@@ -2,6 +2,9 @@
 
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,3 +67,40 @@ def masked_loss(model, tokenizer) -> float:
             logits = model(input_ids=masked, attention_mask=torch.ones_like(masked)).logits
         losses += torch.nn.functional.cross_entropy(logits[torch.arange(len(positions)), positions], ids[positions], reduction="none").tolist()
     return sum(losses) / len(losses)
+
+
+def test_the_folders_code_is_the_registered_module_and_gives_the_same_hidden_states(summary, tmp_path) -> None:
+    """`trust_remote_code=True` runs the folder's `modeling_flairsuite_bert.py`, `import flairsuite.bert` the registered
+    module: the folder holds the registered module's bytes (it imports nothing of the suite), and both ways of loading
+    give the same hidden states on German sentences. The folder's code is loaded from local files only, in a process
+    that never imports flairsuite."""
+    from transformers import AutoModel, AutoTokenizer
+
+    import flairsuite.bert.modeling_flairsuite_bert as registered
+
+    assert (FOLDER / "modeling_flairsuite_bert.py").read_bytes() == Path(registered.__file__).read_bytes()
+    script = (
+        "import sys, torch; from transformers import AutoModel, AutoTokenizer;"
+        f"folder, out = r'{FOLDER}', r'{tmp_path / 'remote.pt'}';"
+        "tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True);"
+        "model = AutoModel.from_pretrained(folder, trust_remote_code=True, local_files_only=True).eval();"
+        f"batch = tokenizer({list(SENTENCES)!r}, padding=True, return_tensors='pt');"
+        "torch.save({'module': type(model).__module__, 'hidden': model(**batch).last_hidden_state.detach()}, out);"
+        "assert 'flairsuite' not in sys.modules, 'flairsuite was imported'"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": str(tmp_path / "hf-modules"), "PYTHONPATH": ""}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    remote = torch.load(tmp_path / "remote.pt")
+    assert remote["module"].startswith("transformers_modules.") and remote["module"].endswith(".modeling_flairsuite_bert")
+
+    import flairsuite.bert  # noqa: F401  (registers the model type)
+
+    model = AutoModel.from_pretrained(FOLDER, local_files_only=True).eval()
+    assert type(model).__module__ == registered.__name__
+    tokenizer = AutoTokenizer.from_pretrained(FOLDER, local_files_only=True)
+    batch = tokenizer(list(SENTENCES), padding=True, return_tensors="pt")
+    with torch.no_grad():
+        hidden = model(**batch).last_hidden_state
+    assert hidden.shape == remote["hidden"].shape == (len(SENTENCES), batch["input_ids"].shape[1], summary["settings"]["hidden_size"])
+    assert torch.allclose(hidden, remote["hidden"], atol=1e-5, rtol=0)

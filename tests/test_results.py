@@ -8,7 +8,6 @@ from typing import Any
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from conftest import one_error_line
 from matplotlib.container import BarContainer
 
 from flairsuite.cli import cli
@@ -216,7 +215,7 @@ def test_table3_layout_orders_stacks_and_taggers_as_the_paper_with_dev_and_paper
                 write_run(tmp_path, metrics(embeddings=embeddings, tagger=tagger, seed=seed, f1=f1))
     fixed = metrics(embeddings="proposed", tagger="map", f1=0.9, entity_fix=True)
     write_run(tmp_path, {**fixed, "run": fixed["run"] + "/entity-fix"})  # the paper has no Entity-Fix: left out
-    output = run("results", str(tmp_path), "--table3").output
+    output = run("results", str(tmp_path), "--layout", "table3").output
     assert output.startswith("## table3: test F1 (%) in the layout of Akbik et al. 2018, Table 3, dev means beside")
     rows = table_rows(output)
     assert rows["embeddings / tagger"] == ["sturm†", "sturm dev", "paper NER-German (CoNLL-03)†"]
@@ -228,7 +227,8 @@ def test_table3_layout_orders_stacks_and_taggers_as_the_paper_with_dev_and_paper
     assert rows["classic / map-crf"][2] == "72.69 ± 0.12" and rows["zeta / bilstm-crf"][2] == ""
     assert output.rstrip().endswith("† paper NER-German (CoNLL-03): Akbik et al. 2018, Table 3: other data than this table's corpora, "
                                     "a reference line per row, not a target")
-    assert one_error_line(run("results", str(tmp_path), "--table3", "--table8")) == "Error: give one of --table8, --table3, --table6, --table9, --ablation"
+    typo = run("results", str(tmp_path), "--layout", "tabel3")
+    assert typo.exit_code == 2 and "Error: Invalid value for '--layout': 'tabel3' is not one of 'plain', 'table3'" in typo.output
 
 
 def typed_scores(counts: dict[str, tuple[int, int, int]]) -> dict:
@@ -249,7 +249,7 @@ def test_table3_scores_anchored_corpora_by_their_anchors_measure(tmp_path):
     for seed in (1, 2):
         write_run(tmp_path, metrics("danish-ner", seed=seed, dev=typed_scores(danish), test=typed_scores(danish)))
         write_run(tmp_path, metrics("cluener", seed=seed, dev=typed_scores(cluener), test=typed_scores(cluener)))
-    output = run("results", str(tmp_path), "--table3").output
+    output = run("results", str(tmp_path), "--layout", "table3").output
     rows = table_rows(output)
     assert rows["embeddings / tagger"] == ["cluener†", "cluener dev", "cluener macro F1", "danish-ner†", "danish-ner dev", "danish-ner F1 PER/LOC/ORG"]
     micro_all = 2 * 19 / (45 + 45)  # every type: 19 right of 45 gold and 45 found
@@ -265,7 +265,7 @@ def test_table3_scores_anchored_corpora_by_their_anchors_measure(tmp_path):
     write_run(tmp_path, metrics("sturm", embeddings="bert", fine_tune=True))
     small = {"PER": (10, 10, 5), "LOC": (10, 10, 5), "MISC": (4, 4, 4)}
     write_run(tmp_path, metrics("danish-ner (5k)", dev=typed_scores(small), test=typed_scores(small)))
-    rows = table_rows(run("results", str(tmp_path), "--table3").output)
+    rows = table_rows(run("results", str(tmp_path), "--layout", "table3").output)
     header = rows["embeddings / fine-tuned"]
     assert header[header.index("danish-ner†") + 2] == "danish-ner F1 PER/LOC/ORG"
     assert header[header.index("danish-ner (5k)†") + 2] == "danish-ner (5k) F1 PER/LOC/ORG"
@@ -277,7 +277,7 @@ def test_an_anchor_measure_that_no_run_allows_falls_back_to_the_corpus_column(tm
     old = {"PER": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 3}}  # a run from before `predicted`: its found count is unknown
     write_run(tmp_path, metrics("danish-ner", dev={"precision": 0.0, "recall": 0.0, "f1": 0.0, "per_type": old},
                                 test={"precision": 0.0, "recall": 0.0, "f1": 0.0, "per_type": old}))
-    output = run("results", str(tmp_path), "--table3").output
+    output = run("results", str(tmp_path), "--layout", "table3").output
     rows = table_rows(output)
     assert rows["embeddings / tagger"] == ["danish-ner†", "danish-ner dev"] and rows["reference / "] == ["81.78 (anchor)", ""]
     assert "† danish-ner: anchor 81.78, F1 PER/LOC/ORG: Flair on DaNE" in output  # no column named that is not there
@@ -298,13 +298,16 @@ def test_per_type_table_per_corpus(table3):
     assert "## table3: ler (coarse), test F1 per entity type (%), mean over seeds" in output
 
 
-def test_csv_parses_with_stars_and_footnote(table3):
+def test_csv_cells_are_numbers_with_mean_std_n_columns_and_footnote(table3):
     output = run("results", str(table3), "--format", "csv").output
-    frame = pd.read_csv(io.StringIO(output), comment="#", keep_default_na=False)
-    assert list(frame.columns) == ["embeddings", "tagger", "ler (coarse)†", "sturm"]
+    frame = pd.read_csv(io.StringIO(output), comment="#")
+    stats = ["mean", "std", "n"]
+    assert list(frame.columns) == ["embeddings", "tagger", *(f"ler (coarse)† {s}" for s in stats), *(f"sturm {s}" for s in stats)]
+    assert all(pd.api.types.is_numeric_dtype(frame[column]) for column in frame.columns[2:])
     proposed = frame[frame["embeddings"] == "proposed"].iloc[0]
-    assert proposed["sturm"] == "77.12 ± 0.45 (3)*"
-    assert frame[frame["embeddings"] == "fasttext"].iloc[0]["sturm"] == "70.00 ± – (1)"
+    assert (proposed["sturm mean"], proposed["sturm std"], proposed["sturm n"]) == (pytest.approx(77.12), pytest.approx(0.45, abs=0.005), 3)
+    fasttext = frame[frame["embeddings"] == "fasttext"].iloc[0]
+    assert fasttext["sturm n"] == 1 and pd.isna(fasttext["sturm std"]) and pd.isna(fasttext["ler (coarse)† mean"])
     assert "# † ler (coarse): 2 of 2 runs on a subsample: 10% of train (seed 1)" in output.splitlines()
 
 
@@ -441,7 +444,7 @@ def test_table8_puts_a_supplied_germeval_first_with_the_papers_values(tmp_path):
     for seed, f1 in enumerate(STURM_F1, start=1):
         write_run(tmp_path, metrics(tagger="map", seed=seed, f1=f1))
         write_run(tmp_path, metrics("germeval14", tagger="map", seed=seed, f1=f1 + 0.02))
-    output = run("results", str(tmp_path), "--table8").output
+    output = run("results", str(tmp_path), "--layout", "table8").output
     header = next(line for line in output.splitlines() if line.startswith("| embeddings"))
     assert header.index("GermEval") < header.index("Sturm")
     # the runs' means (GermEval, Sturm), their average, the paper's DFT values (GermEval 80.86, Sturm 85.55) and average
@@ -453,7 +456,7 @@ def test_table8_leaves_out_a_users_own_corpus(tmp_path):
     for seed, f1 in enumerate(STURM_F1, start=1):
         write_run(tmp_path, metrics(tagger="map", seed=seed, f1=f1))
         write_run(tmp_path, {**metrics("my letters", tagger="map", seed=seed, f1=0.6), "corpus": "my-letters"})
-    output = run("results", str(tmp_path), "--table8").output
+    output = run("results", str(tmp_path), "--layout", "table8").output
     assert "my letters" not in output
     assert "| proposed | map | **77.12 ± 0.45 (3)** | 77.12 | 85.55 | 85.55 |" in output
 
@@ -461,19 +464,21 @@ def test_table8_leaves_out_a_users_own_corpus(tmp_path):
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--table8", "--split", "dev"], "Error: --table8 always prints each corpus's main score on test, so --split dev would change nothing; "),
-        (["--table3", "--metric", "precision"], "Error: --table3 always prints each corpus's main score on test, dev beside, so --metric precision"),
-        (["--table6", "--per-type"], "Error: --per-type goes with the plain table, not --table6: "),
+        (["--layout", "table8", "--split", "dev"],
+         "Error: --layout table8 always prints each corpus's main score on test, so --split dev would change nothing; "),
+        (["--layout", "table3", "--metric", "precision"],
+         "Error: --layout table3 always prints each corpus's main score on test, dev beside, so --metric precision"),
+        (["--layout", "table6", "--per-type"], "Error: --per-type goes with the plain table, not --layout table6: "),
     ],
 )
 def test_a_paper_layout_rejects_the_options_it_would_ignore(table3, extra, message):
-    """--table8 with --split dev used to print the test table without a word; now one error line, and no table."""
+    """--layout table8 with --split dev used to print the test table without a word; now one error line, and no table."""
     result = run("results", str(table3), *extra)
     assert result.exit_code == 1 and result.output.startswith(message) and result.output.count("\n") == 1
 
 
 def test_split_beside_a_paper_layout_still_chooses_what_the_plot_draws(table3):
-    """--plot draws the chosen split, so --table8 --split dev --plot is accepted: the test table printed, the PNG written."""
-    result = run("results", str(table3), "--table8", "--split", "dev", "--plot")
+    """--plot draws the chosen split, so --layout table8 --split dev --plot is accepted: the test table printed, the PNG written."""
+    result = run("results", str(table3), "--layout", "table8", "--split", "dev", "--plot")
     assert result.exit_code == 0 and (table3 / "comparison.png").stat().st_size > 0
     assert "test E-F1 (%) in the layout of Zöllner et al. 2021, Table 8" in result.output

@@ -1,4 +1,4 @@
-"""Ablation tables (`flairsuite results --ablation FILE`) on hand-made runs, with differences and intervals worked by hand."""
+"""Ablation tables (`flairsuite results --layout ablation --ablation-file FILE`) on hand-made runs, with differences and intervals worked by hand."""
 
 import pytest
 from conftest import one_error_line
@@ -31,7 +31,7 @@ def results(tmp_path):
 
 
 def test_each_change_beside_its_baseline_with_a_welch_interval(results):
-    result = run("results", str(results / "results"), "--ablation", str(results / "ablation.yaml"))
+    result = run("results", str(results / "results"), "--layout", "ablation", "--ablation-file", str(results / "ablation.yaml"))
     assert result.exit_code == 0, result.output
     assert "## toy-ablation: sturm, dev and test F1 (%)" in result.output
     rows = table_rows(result.output)
@@ -54,7 +54,7 @@ def test_each_corpus_shows_the_perplexity_of_the_lms_its_own_runs_read(results):
                                                embedding_specs=specs, artifact_summaries=later))
         write_run(results / "results", metrics(corpus_label="arendt", experiment="base", embeddings="lm+word", seed=seed, f1=0.7,
                                                embedding_specs=specs, artifact_summaries=later))
-    result = run("results", str(results / "results"), "--ablation", str(results / "ablation.yaml"))
+    result = run("results", str(results / "results"), "--layout", "ablation", "--ablation-file", str(results / "ablation.yaml"))
     assert result.exit_code == 0, result.output
     tables = {part.split(",")[0]: table_rows(part) for part in result.output.split("## toy-ablation: ")[1:]}
     assert tables["sturm"]["bigger LM / lm/big+word/bilstm-crf"][0] == "3.500 / 4.083; 3.400 / 4.083"
@@ -80,7 +80,7 @@ def test_each_corpus_shows_the_perplexity_of_the_lms_its_own_runs_read(results):
 def test_a_bad_ablation_file_is_one_error_line(results, spec, message):
     path = results / "bad.yaml"
     path.write_text(spec, encoding="utf-8")
-    line = one_error_line(run("results", str(results / "results"), "--ablation", str(path)))
+    line = one_error_line(run("results", str(results / "results"), "--layout", "ablation", "--ablation-file", str(path)))
     assert str(path) in line and message in line
 
 
@@ -97,9 +97,11 @@ def test_the_interval_is_welchs_with_unequal_seeds_and_spreads():
 
 
 def test_ablation_is_one_layout_among_the_others(results):
-    line = one_error_line(run("results", str(results / "results"), "--ablation", str(results / "ablation.yaml"), "--table8"))
-    assert "give one of" in line
-    assert "no such ablation file" in one_error_line(run("results", str(results / "results"), "--ablation", str(results / "none.yaml")))
+    line = one_error_line(run("results", str(results / "results"), "--ablation-file", str(results / "ablation.yaml"), "--layout", "table8"))
+    assert line == "Error: --layout ablation reads --ablation-file FILE: give both or neither"
+    assert one_error_line(run("results", str(results / "results"), "--layout", "ablation")) == line
+    missing = run("results", str(results / "results"), "--layout", "ablation", "--ablation-file", str(results / "none.yaml"))
+    assert "no such ablation file" in one_error_line(missing)
 
 
 def test_fine_tuned_runs_are_their_own_reference(tmp_path):
@@ -115,13 +117,13 @@ def test_fine_tuned_runs_are_their_own_reference(tmp_path):
     spec = tmp_path / "ft.yaml"
     spec.write_text("baseline: lr/bert/ft/map-crf\nchanges:\n  - {change: head lr, runs: head-lr/bert/ft/map-crf}\n"
                     "  - {change: frozen, runs: lr/bert/map-crf}\n", encoding="utf-8")
-    result = run("results", str(root), "--ablation", str(spec))
+    result = run("results", str(root), "--layout", "ablation", "--ablation-file", str(spec))
     assert result.exit_code == 0, result.output
     rows = table_rows(result.output)
     assert rows["baseline / lr/bert/ft/map-crf"][1] == "86.00 ± 1.41 (2)"  # dev is test + 5: the fine-tuned runs only
     assert rows["head lr / head-lr/bert/ft/map-crf"][1:2] == ["91.00 ± 1.41 (2)"]
     assert rows["frozen / lr/bert/map-crf"][1] == "66.00 ± 1.41 (2)"
     spec.write_text("baseline: head-lr/bert/map-crf\nchanges: [{change: a, runs: lr/bert/ft/map-crf}]\n", encoding="utf-8")
-    assert "baseline: head-lr has no runs of bert/map-crf" in one_error_line(run("results", str(root), "--ablation", str(spec)))
+    assert "baseline: head-lr has no runs of bert/map-crf" in one_error_line(run("results", str(root), "--layout", "ablation", "--ablation-file", str(spec)))
     spec.write_text("baseline: lr/bert/tuned/map-crf\nchanges: [{change: a, runs: lr/bert/ft/map-crf}]\n", encoding="utf-8")
-    assert "experiment/stack/ft/tagger" in one_error_line(run("results", str(root), "--ablation", str(spec)))
+    assert "experiment/stack/ft/tagger" in one_error_line(run("results", str(root), "--layout", "ablation", "--ablation-file", str(spec)))

@@ -1,6 +1,6 @@
-"""`results.seen`: recall on the entities train holds and on new ones, strict as the scorer; false positives by the same rule."""
+"""`results.seen_entity_recall`: recall on the entities train holds and on new ones, strict as the scorer; false positives by the same rule."""
 
-from flairsuite.results.seen import SeenCounts, entities, seen_counts
+from flairsuite.results.seen_entity_recall import SeenCounts, entities, seen_counts
 
 TOKENS = [["Franz", "Marc", "fuhr", "nach", "Berlin", ",", "Wien", "und", "Paris"], ["Der", "Marc", "-", "Preis"]]
 GOLD = [["B-pers", "I-pers", "O", "O", "B-place", "O", "B-place", "O", "B-place"], ["O", "O", "O", "O"]]

@@ -1,4 +1,4 @@
-"""Accuracy on test tokens seen and unseen in train, and outside the vectors' own vocabulary (results/unseen.py), on a
+"""Accuracy on test tokens seen and unseen in train, and outside the vectors' own vocabulary (results/unseen_token_accuracy.py), on a
 tiny UD treebank, hand-made predictions and saved vectors, each count worked out by hand."""
 
 import json
@@ -11,7 +11,7 @@ from gensim.models.keyedvectors import KeyedVectors
 
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.results.predictions import read_prediction_sentences
-from flairsuite.results.unseen import group_counts, own_vocabulary, unseen_frame, unseen_table
+from flairsuite.results.unseen_token_accuracy import group_counts, own_vocabulary, unseen_frame, unseen_table
 from flairsuite.wordvectors.store import VECTORS_FILE
 
 TRAIN = [("The", "DET"), ("dog", "NOUN"), ("barks", "VERB"), (".", "PUNCT")]
@@ -56,7 +56,7 @@ def test_own_vocabulary_leaves_out_the_added_corpus_tokens(tmp_path):
     folder = vectors(tmp_path / "en-fasttext", ["the", "dog"], ["miaow"])
     assert own_vocabulary(folder) == {"the": 0, "dog": 1}
     (folder / "summary.json").write_text(json.dumps({"vocabulary": "many"}), encoding="utf-8")
-    with pytest.raises(InputError, match="summary.json: key 'vocabulary' must be a positive integer"):
+    with pytest.raises(InputError, match="summary.json: vocabulary must be a positive integer"):
         own_vocabulary(folder)
     with pytest.raises(FlairsuiteError, match="not a train-fasttext folder"):
         own_vocabulary(tmp_path)

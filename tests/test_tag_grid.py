@@ -26,13 +26,13 @@ from flair.data import Sentence
 from seqeval.metrics import f1_score, precision_score, recall_score
 from seqeval.scheme import IOB2
 
-from flairsuite.claim import claimed
 from flairsuite.cli import cli
 from flairsuite.corpora.tags import bio_spans
 from flairsuite.embeddings import stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments import load_experiment, runs
 from flairsuite.experiments.config import CorpusChoice
+from flairsuite.locks import claimed
 from flairsuite.models.cse import ClassStartEndTagger
 from flairsuite.models.entity_fix import entity_fix
 from flairsuite.models.registry import build_tagger, default_train

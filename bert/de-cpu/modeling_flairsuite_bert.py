@@ -28,6 +28,17 @@ Design
   continuation piece; the first token, every padded token (attention_mask 0) and every token right after a padded
   one always start a word, so padding never merges with real text.  Ids beyond the buffer (added tokens) start words;
   with ``inputs_embeds`` instead of ids every token is a word.  ``resize_token_embeddings`` resizes the buffer too.
+* Char-Entity attention (Jia et al. 2020, §3.2, Eq. 3-5), with ``attention="full"`` and ``config.entities`` (a lexicon:
+  each entry a list of token ids): the model matches the entries in its input ids itself (Algorithm 1, maximum
+  matching: the longest entry at each position, left to right; entries of ``entity_min_length`` tokens or more) and
+  labels every token with its entry (index + 1; 0 for none). In every layer a token with an entry mixes the entry's
+  embedding (``entity_embeddings``, ``entity_size`` wide) into its key and value::
+
+      k_t = h_t W_k                      if e_t = 0        k_t = (h_t W_k + E_ent[e_t] W_e,k) / 2   otherwise
+      v_t = h_t W_v                      if e_t = 0        v_t = (h_t W_v + E_ent[e_t] W_e,v) / 2   otherwise
+
+  so the attention score of token i to token t is the geometric mean of its char-to-char and char-to-entity scores
+  (Eq. 4-5). The entries are saved in ``config.json``; the matcher is a dict trie built on first use.
 * ``head_mask`` multiplies the attention probabilities of every attention in a layer; ``position_ids`` is ignored.
 * Every config carries an ``auto_map`` for all four Auto classes (config, model, masked LM, pre-training):
   ``save_pretrained`` alone would only record the class that saved, and ``AutoModel.from_pretrained(folder,
@@ -89,11 +100,16 @@ class FlairsuiteBertConfig(PretrainedConfig):
         attention: str = "full",
         relative_clip: int = 16,
         window: int = 5,
+        entities: Optional[List[List[int]]] = None,
+        entity_size: int = 64,
+        entity_min_length: int = 1,
         **kwargs,
     ):
         super().__init__(pad_token_id=pad_token_id, **kwargs)
         if attention not in ATTENTION_KINDS:
             raise ValueError(f"attention must be one of {ATTENTION_KINDS}, not {attention!r}")
+        if entities and attention != "full":
+            raise ValueError("Char-Entity attention (entities) needs attention 'full'")
         if hidden_size % num_attention_heads:
             raise ValueError(f"hidden_size {hidden_size} is not a multiple of num_attention_heads {num_attention_heads}")
         if relative_clip < 0 or window < 0:
@@ -113,6 +129,9 @@ class FlairsuiteBertConfig(PretrainedConfig):
         self.attention = attention
         self.relative_clip = relative_clip
         self.window = window
+        self.entities = [list(entry) for entry in entities] if entities else None
+        self.entity_size = entity_size
+        self.entity_min_length = entity_min_length
         # save_pretrained only records the saving class; every Auto class needs its entry for trust_remote_code.
         self.auto_map = {**AUTO_MAP, **(getattr(self, "auto_map", None) or {})}
 
@@ -196,6 +215,9 @@ class FlairsuiteRelativeSelfAttention(nn.Module):
         self.relative_key = nn.Embedding(2 * clip + 1, config.hidden_size)
         self.relative_value = nn.Embedding(2 * clip + 1, config.hidden_size)
         self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
+        if getattr(config, "entities", None) and config.attention == "full":  # W_e,k and W_e,v of Eq. 3
+            self.entity_key = nn.Linear(config.entity_size, config.hidden_size, bias=False)
+            self.entity_value = nn.Linear(config.entity_size, config.hidden_size, bias=False)
 
     def split_heads(self, hidden: torch.Tensor) -> torch.Tensor:
         """(B, n, hidden) -> (B, H, n, d_k)."""
@@ -230,9 +252,19 @@ class FlairsuiteRelativeSelfAttention(nn.Module):
         context = probs @ value + torch.einsum("bhir,rhd->bhid", mass, rel_value)
         return self.merge_heads(context), probs
 
-    def forward(self, hidden: torch.Tensor, mask: torch.Tensor, head_mask: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
-        """Project (B, n, hidden) to heads and attend; mask (B, n) bool."""
-        query, key, value = (self.split_heads(layer(hidden)) for layer in (self.query, self.key, self.value))
+    def forward(
+        self, hidden: torch.Tensor, mask: torch.Tensor, head_mask: Optional[torch.Tensor] = None,
+        entities: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Project (B, n, hidden) to heads and attend; mask (B, n) bool. `entities`: (vectors (B, n, entity_size), present
+        (B, n) bool): keys and values of tokens with an entity mix in the entity's (Char-Entity attention, Eq. 3)."""
+        key, value = self.key(hidden), self.value(hidden)
+        if entities is not None:
+            vectors, present = entities
+            mix = present[..., None]
+            key = torch.where(mix, 0.5 * (key + self.entity_key(vectors)), key)
+            value = torch.where(mix, 0.5 * (value + self.entity_value(vectors)), value)
+        query, key, value = self.split_heads(self.query(hidden)), self.split_heads(key), self.split_heads(value)
         return self.attend(query, key, value, mask, head_mask)
 
 
@@ -265,9 +297,9 @@ class FlairsuiteBertFullAttention(nn.Module):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
 
-    def forward(self, hidden, mask, word_ids=None, head_mask=None) -> Tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, hidden, mask, word_ids=None, head_mask=None, entities=None) -> Tuple[torch.Tensor, torch.Tensor]:
         """Return the block output and the (B, H, n, n) attention probabilities; word_ids is ignored."""
-        context, probs = self.self(hidden, mask, head_mask)
+        context, probs = self.self(hidden, mask, head_mask, entities)
         return self.LayerNorm(hidden + self.dropout(self.dense(context))), probs
 
 
@@ -311,9 +343,10 @@ class FlairsuiteBertLayer(nn.Module):
         self.intermediate = BertIntermediate(config)
         self.output = BertOutput(config)
 
-    def forward(self, hidden, mask, word_ids=None, head_mask=None) -> Tuple[torch.Tensor, torch.Tensor]:
-        """Return the layer output and the attention probabilities of its attention block."""
-        attended, probs = self.attention(hidden, mask, word_ids, head_mask)
+    def forward(self, hidden, mask, word_ids=None, head_mask=None, entities=None) -> Tuple[torch.Tensor, torch.Tensor]:
+        """Return the layer output and the attention probabilities of its attention block (`entities`: full attention only)."""
+        attended, probs = self.attention(hidden, mask, word_ids, head_mask, entities) if entities is not None else self.attention(
+            hidden, mask, word_ids, head_mask)
         return self.output(self.intermediate(attended), attended), probs
 
 
@@ -373,7 +406,49 @@ class FlairsuiteBertModel(FlairsuiteBertPreTrainedModel):
         self.encoder = nn.ModuleList(FlairsuiteBertLayer(config) for _ in range(config.num_hidden_layers))
         self.pooler = BertPooler(config) if add_pooling_layer else None
         self.register_buffer("continuation", torch.zeros(config.vocab_size, dtype=torch.bool), persistent=True)
+        entities = getattr(config, "entities", None)
+        self.entity_embeddings = nn.Embedding(len(entities) + 1, config.entity_size, padding_idx=0) if entities else None
+        self._entity_trie: Optional[dict] = None
         self.post_init()
+
+    def entity_trie(self) -> dict:
+        """The entries as a trie of token ids (a node's key -1 holds the entry's index + 1), built on first use."""
+        if self._entity_trie is None:
+            root: dict = {}
+            for index, entry in enumerate(self.config.entities or []):
+                if len(entry) >= self.config.entity_min_length:
+                    node = root
+                    for token in entry:
+                        node = node.setdefault(int(token), {})
+                    node[-1] = index + 1
+            self._entity_trie = root
+        return self._entity_trie
+
+    def entity_index(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """(B, n) the entry matched over every token (index + 1; 0: none), by maximum matching (Algorithm 1) per row.
+
+        A match covers whole words: it starts at a word start and ends before one (or at the row's end), so
+        the entry `Berlin` does not match the first piece of `Berlin ##er`. Character lexicons (one token per
+        character, no `##` pieces) match anywhere, as the paper's Algorithm 1.
+        """
+        trie, rows = self.entity_trie(), input_ids.tolist()
+        continued = self.continuation[input_ids.clamp(0, self.continuation.numel() - 1)].tolist()
+        index = torch.zeros(input_ids.shape, dtype=torch.long)
+        for row, ids in enumerate(rows):
+            inside, start = continued[row], 0
+            while start < len(ids):
+                node, found, end = trie, None, start
+                while not inside[start] and end < len(ids) and ids[end] in node:
+                    node = node[ids[end]]
+                    end += 1
+                    if -1 in node and (end == len(ids) or not inside[end]):
+                        found = (end, node[-1])
+                if found is None:
+                    start += 1
+                    continue
+                index[row, start : found[0]] = found[1]
+                start = found[0]
+        return index.to(input_ids.device)
 
     def get_input_embeddings(self) -> nn.Embedding:
         """The word embedding table."""
@@ -437,12 +512,16 @@ class FlairsuiteBertModel(FlairsuiteBertPreTrainedModel):
         device = input_ids.device if input_ids is not None else inputs_embeds.device
         mask = torch.ones(shape, dtype=torch.bool, device=device) if attention_mask is None else attention_mask.bool()
         word_ids = self._word_ids_or_none(input_ids, mask, shape)
+        entities = None
+        if self.entity_embeddings is not None and input_ids is not None:
+            matched = self.entity_index(input_ids) * mask
+            entities = (self.entity_embeddings(matched), matched > 0)
         hidden = self.embeddings(input_ids, token_type_ids, inputs_embeds)
         head_masks = self.get_head_mask(head_mask, self.config.num_hidden_layers)
         all_hidden = (hidden,) if output_hidden_states else None
         all_attentions = () if output_attentions else None
         for layer, layer_head_mask in zip(self.encoder, head_masks):
-            hidden, probs = layer(hidden, mask, word_ids, layer_head_mask)
+            hidden, probs = layer(hidden, mask, word_ids, layer_head_mask, entities)
             all_hidden = all_hidden + (hidden,) if output_hidden_states else None
             all_attentions = all_attentions + (probs,) if output_attentions else None
         pooled = self.pooler(hidden) if self.pooler is not None else None

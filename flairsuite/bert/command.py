@@ -9,76 +9,35 @@ from typing import Any, Optional
 
 import torch
 
-from flairsuite.atomic import atomic_file, write_json
 from flairsuite.bert.build import EntityEntries, entity_entries
 from flairsuite.bert.data import TokenizedCorpus, tokenize_corpus
 from flairsuite.bert.order_probe import order_accuracies, verdict
 from flairsuite.bert.settings import BertSettings, settings_from
 from flairsuite.bert.trainer import BertTrainer, PretrainingPass, training_device
-from flairsuite.claim import held, refuse_if_busy
 from flairsuite.distributed import Ranks, first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.errors import FlairsuiteError
 from flairsuite.lexicon.store import read_lexicon
+from flairsuite.locks import held, refuse_if_busy
 from flairsuite.paths import bert_data_dir, bert_dir, lexicons_dir
+from flairsuite.precision import require_precision, resolved_precision
+from flairsuite.pretraining import Panel, RunFolder, budget_from, plot_curve, start_or_resume
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus
-from flairsuite.training import Budget, require_precision, resolved_precision
-from flairsuite.values import is_positive_number
+from flairsuite.summary_file import write_summary
+from flairsuite.training import Budget
+
+CURVE_FILE = "learning-curve.png"
+CURVE_PANELS = (Panel("accuracy", "MLM accuracy"), Panel("loss", "MLM loss per masked token"))
 
 
-def budget_from(max_hours: Any, max_tokens: Any) -> Budget:
-    """The budget: --max-hours and/or --max-tokens (one hour when neither is given)."""
-    if max_hours is None and max_tokens is None:
-        max_hours = 1.0
-    if any(value is not None and not is_positive_number(value) for value in (max_hours, max_tokens)):
-        raise FlairsuiteError("--max-hours and --max-tokens must be positive (finite) numbers")
-    return Budget(max_hours, max_tokens)
-
-
-def start_or_resume(trainer: BertTrainer, resume: bool, force: bool) -> None:
-    """Continue a checkpoint only when asked; never overwrite a checkpoint or a trained model silently.
-
-    --force starts over: the folder's files (checkpoint, model, tokenizer, summary) go first, so that a kill of the new
-    run never leaves a mix of its files and the old model's (which could load, with the old config)."""
-    if force:
-        trainer.ranks.barrier()  # every rank has seen the old files before rank 0 removes them
-        if trainer.ranks.main and trainer.out.is_dir():
-            for path in trainer.out.iterdir():
-                if path.is_file() and not path.name.startswith("."):
-                    path.unlink()
-        trainer.ranks.barrier()
-    elif trainer.checkpoint_path.exists():
-        if resume:
-            trainer.restore()
-            return
-        else:
-            raise FlairsuiteError(f"{trainer.out} holds the checkpoint of an earlier run: pass --resume to continue it or --force to start over")
-    elif (trainer.out / "config.json").exists():
-        raise FlairsuiteError(f"{trainer.out} holds a trained model: pass --force to replace it")
-    trainer.start()
-
-
-def plot_curve(history: list[dict[str, float]], title: str, path: Path) -> None:
-    """MLM accuracy and loss (train and valid) over tokens seen, as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    tokens = [point["tokens"] / 1e6 for point in history]
-    figure, (accuracy, loss) = plt.subplots(1, 2, figsize=(9, 3.6))
-    for axis, key, label in ((accuracy, "accuracy", "MLM accuracy"), (loss, "loss", "MLM loss per masked token")):
-        axis.plot(tokens, [p[f"train_{key}"] for p in history], marker=".", label="train")
-        axis.plot(tokens, [p[f"valid_{key}"] for p in history], marker="o", label="valid")
-        axis.set_xlabel("tokens seen (millions)")
-        axis.set_ylabel(label)
-        axis.grid(alpha=0.3)
-        axis.legend()
-    figure.suptitle(title)
-    figure.tight_layout()
-    with atomic_file(path) as temp:
-        figure.savefig(temp, format="png", dpi=110)
-    plt.close(figure)
+def bert_folder(trainer: BertTrainer) -> RunFolder:
+    """A BERT model folder for the resume policy: --force removes every file of the folder but hidden ones (a save's
+    temporary folder, the lock), since a mix of old and new files could load with the old config.json; a trained model
+    without checkpoint cannot be continued."""
+    return RunFolder(
+        trainer.out, "tokens", trainer.out / "config.json",
+        lambda: [path for path in trainer.out.iterdir() if path.is_file() and not path.name.startswith(".")] if trainer.out.is_dir() else [],
+    )
 
 
 def prepared_and_tokenized(options: dict[str, Any], vocab_size: int) -> tuple[PreparedCorpus, TokenizedCorpus]:
@@ -101,7 +60,7 @@ def lexicon_entries(name: Optional[str]) -> Optional[Callable[[Any], EntityEntri
 def train_bert_command(options: dict[str, Any]) -> Iterator[str]:
     """Run `train-bert`; yields the report lines."""
     settings = settings_from(options["preset"], options)
-    budget = budget_from(options["max_hours"], options["max_tokens"])
+    budget = budget_from(options["max_hours"], options["max_tokens"], "--max-tokens")
     if options["threads"]:
         torch.set_num_threads(options["threads"])
     name = options["name"] or f"{options['lang']}-{options['preset']}"
@@ -126,7 +85,7 @@ def trained_model_lines(
 ) -> Iterator[str]:
     """`train_bert_command` once the folder is this process's: train, evaluate the best model, write its files; the report lines."""
     trainer = BertTrainer(data, out, settings, options["seed"], ranks, lexicon, options["precision"])
-    start_or_resume(trainer, options["resume"], options["force"])
+    start_or_resume(trainer, bert_folder(trainer), options["resume"], options["force"])
     if len(trainer.train_samples) < settings.batch_size:
         raise FlairsuiteError(f"the corpus gives {len(trainer.train_samples)} training samples, fewer than one batch; use more text or a smaller --batch-size")
     progress = trainer.train(budget, desc=name)
@@ -179,8 +138,9 @@ def trained_model_lines(
         "corpus": prepared.meta,
         "history": progress.history,
     }
-    write_json(out / "summary.json", summary)
-    plot_curve(progress.history, f"{name}: masked LM ({settings.objective}, {settings.positions}, {settings.attention})", out / "learning-curve.png")
+    write_summary(out, summary)
+    plot_curve(progress.history, f"{name}: masked LM ({settings.objective}, {settings.positions}, {settings.attention})", out / CURVE_FILE,
+               "tokens", "tokens", CURVE_PANELS)
     yield f"{'model':<16}{'tokens':>14}{'hours':>8}{'tokens/s':>10}{'valid acc':>11}{'test acc':>10}{'test loss':>11}"
     yield (
         f"{name:<16}{progress.tokens:>14,}{summary['hours']:>8.2f}{summary['tokens_per_second']:>10,}"

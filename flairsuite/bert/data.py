@@ -28,8 +28,8 @@ from tqdm import tqdm
 
 from flairsuite.atomic import atomic_file
 from flairsuite.bert.vocabulary import SEP, SPECIAL_TOKENS, continuation_ids, train_wordpiece
-from flairsuite.claim import folder_built_once
 from flairsuite.errors import FlairsuiteError
+from flairsuite.locks import folder_built_once
 from flairsuite.rawtext.prepare import PREPARED_SPLITS, PreparedCorpus
 
 DATA_VERSION = 1

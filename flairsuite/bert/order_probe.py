@@ -22,6 +22,15 @@ from flairsuite.bert.registration import register
 from flairsuite.bert.trainer import PretrainingPass
 from flairsuite.errors import FlairsuiteError
 from flairsuite.paths import bert_data_dir
+from flairsuite.settings_schema import FLAG, INTEGER, POSITIVE_INTEGER, TEXT
+from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
+
+# what the probe reads from a train-bert summary.json
+PROBED_VALUES = {
+    "model": TEXT, "settings.objective": TEXT, "settings.wwm": FLAG, "settings.seq_len": POSITIVE_INTEGER,
+    "settings.batch_size": POSITIVE_INTEGER, "settings.valid_samples": POSITIVE_INTEGER, "data.prepared": TEXT,
+    "data.vocab_size": POSITIVE_INTEGER, "corpus.config.seed": INTEGER,
+}
 
 
 @dataclass(frozen=True)
@@ -106,10 +115,10 @@ def valid_samples(summary: dict, rule: MaskingRule) -> PackedSamples:
 def probe_order(model_folder: Path, seed: int = 0) -> OrderProbe:
     """The probe of the trained model in `model_folder` (a `train-bert` folder with its summary.json); `seed` draws the
     word orders."""
-    summary_path = model_folder / "summary.json"
+    summary_path = model_folder / SUMMARY_FILE
     if not summary_path.is_file():
         raise FlairsuiteError(f"{summary_path}: missing (not a finished train-bert model folder)")
-    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    summary = read_summary_file(summary_path, PROBED_VALUES, kind="a train-bert summary")
     settings = summary["settings"]
     if settings["objective"] != "mlm":
         raise FlairsuiteError(f"{model_folder}: objective {settings['objective']}; the probe reads MLM-only models")

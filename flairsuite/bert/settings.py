@@ -1,83 +1,84 @@
 """The settings of one small-BERT pre-training run: a preset of `presets.yaml` with command-line overrides, checked once."""
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
 from flairsuite.bert.masking import OBJECTIVES
 from flairsuite.errors import FlairsuiteError, unknown_name_error
-from flairsuite.values import is_non_negative_number, is_number, is_positive_number
+from flairsuite.settings_schema import (
+    FLAG,
+    NON_NEGATIVE_INTEGER,
+    NON_NEGATIVE_NUMBER,
+    OPTIONS,
+    POSITIVE_INTEGER,
+    CheckedSettings,
+    Rule,
+    Wording,
+    at_least,
+    interval,
+    one_of,
+    setting,
+)
+from flairsuite.values import is_positive_number
+from flairsuite.yaml_file import parse_yaml
+
+# as train-bert has always worded its refusals: `--layers must be a positive integer (got 2.5)`
+BERT_OPTIONS = Wording(OPTIONS.name, lambda value: f"got {value!r}")
+POSITIVE = Rule("positive", is_positive_number)  # train-bert's word for a positive number
 
 
 @dataclass(frozen=True)
-class BertSettings:
-    """Model, objective and optimisation of a `train-bert` run (see presets.yaml for the meaning of each)."""
+class BertSettings(CheckedSettings):
+    """Model, objective and optimisation of a `train-bert` run (see presets.yaml for the meaning of each), checked when made."""
 
-    objective: str
-    wwm: bool
-    positions: str
-    attention: str
-    layers: int
-    hidden_size: int
-    heads: int
-    seq_len: int
-    vocab_size: int
-    batch_size: int
-    learning_rate: float
-    warmup_tokens: int
-    decay_tokens: int
-    weight_decay: float
-    clip: float
-    dropout: float
-    relative_clip: int
-    window: int
-    validate_tokens: int
-    checkpoint_minutes: float
-    valid_samples: int
+    wording = BERT_OPTIONS
+
+    objective: str = setting(one_of(OBJECTIVES, lead="one of"))
+    wwm: bool = setting(FLAG)
+    positions: str = setting(one_of(("absolute", "relative"), lead="one of"))
+    attention: str = setting(one_of(("full", "wwa"), lead="one of"))
+    layers: int = setting(POSITIVE_INTEGER)
+    hidden_size: int = setting(POSITIVE_INTEGER)
+    heads: int = setting(POSITIVE_INTEGER)
+    seq_len: int = setting(at_least(8))
+    vocab_size: int = setting(POSITIVE_INTEGER)
+    batch_size: int = setting(POSITIVE_INTEGER)
+    learning_rate: float = setting(POSITIVE)
+    warmup_tokens: int = setting(NON_NEGATIVE_INTEGER)
+    decay_tokens: int = setting(POSITIVE_INTEGER)
+    weight_decay: float = setting(NON_NEGATIVE_NUMBER)
+    clip: float = setting(POSITIVE)
+    dropout: float = setting(interval(0, 1, low_open=False, high_open=True))
+    relative_clip: int = setting(POSITIVE_INTEGER)
+    window: int = setting(POSITIVE_INTEGER)
+    validate_tokens: int = setting(POSITIVE_INTEGER)
+    checkpoint_minutes: float = setting(NON_NEGATIVE_NUMBER)
+    valid_samples: int = setting(POSITIVE_INTEGER)
 
     @property
     def intermediate_size(self) -> int:
         """The feed-forward size: 4 x the hidden size, as in BERT."""
         return 4 * self.hidden_size
 
-    def check(self) -> "BertSettings":
-        """These settings, or a one-line error naming the option that is wrong."""
-        choices = {"objective": OBJECTIVES, "positions": ("absolute", "relative"), "attention": ("full", "wwa")}
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                raise FlairsuiteError(f"--{name} must be one of {', '.join(allowed)} (got '{getattr(self, name)}')")
+    def check_together(self) -> None:
         if self.attention == "wwa" and self.positions == "absolute":
             raise FlairsuiteError("--attention wwa needs --positions relative (Whole-Word Attention encodes positions relatively, paper §5.2)")
-        positive = (
-            "layers", "hidden_size", "heads", "vocab_size", "batch_size", "learning_rate", "valid_samples", "window", "relative_clip",
-            "validate_tokens",
-        )
-        for name in positive:
-            if not is_positive_number(getattr(self, name)):
-                raise FlairsuiteError(f"--{name.replace('_', '-')} must be positive (got {getattr(self, name)})")
-        if not is_non_negative_number(self.checkpoint_minutes):
-            raise FlairsuiteError(f"--checkpoint-minutes must be a non-negative number (got {self.checkpoint_minutes})")
-        if not (is_number(self.dropout) and 0 <= self.dropout < 1):
-            raise FlairsuiteError(f"--dropout must be a number in [0, 1) (got {self.dropout})")
         if self.hidden_size % self.heads:
             raise FlairsuiteError(f"--hidden-size {self.hidden_size} is not divisible by --heads {self.heads}")
-        if self.seq_len < 8:
-            raise FlairsuiteError(f"--seq-len must be at least 8 (got {self.seq_len})")
-        return self
 
 
 @lru_cache(maxsize=None)
 def presets() -> dict[str, dict[str, Any]]:
-    return yaml.safe_load(resources.files("flairsuite.bert").joinpath("presets.yaml").read_text(encoding="utf-8"))
+    path = resources.files("flairsuite.bert").joinpath("presets.yaml")
+    return parse_yaml(path.read_text(encoding="utf-8"), str(path))
 
 
 def settings_from(preset: str, overrides: dict[str, Any]) -> BertSettings:
     """The preset with every override that is not None applied, checked."""
     if preset not in presets():
         raise unknown_name_error("preset", preset, list(presets()))
-    names = {f.name for f in fields(BertSettings)}
+    names = set(BertSettings.keys())
     values = {**presets()[preset], **{k: v for k, v in overrides.items() if k in names and v is not None}}
-    return BertSettings(**values).check()
+    return BertSettings(**values)

@@ -35,7 +35,8 @@ from flairsuite.bert.masking import IGNORE, MaskingRule, training_batch
 from flairsuite.bert.settings import BertSettings
 from flairsuite.bert.vocabulary import continuation_ids, hf_tokenizer
 from flairsuite.distributed import Ranks
-from flairsuite.training import Budget, StreamProgress, StreamTraining, autocast, renamed_setting, require_precision
+from flairsuite.precision import autocast, require_precision
+from flairsuite.training import Budget, StreamProgress, StreamTraining, renamed_setting
 
 
 @dataclass

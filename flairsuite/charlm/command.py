@@ -1,4 +1,5 @@
-"""Glue between the `train-charlm` options, the recipes, corpus preparation and training."""
+"""`flairsuite train-charlm`: the options read against the recipes (hyper-parameters, budget), the corpus prepared,
+each direction trained (`flairsuite.charlm.run`), the report lines."""
 
 from collections.abc import Iterator
 from dataclasses import fields
@@ -9,20 +10,21 @@ import flair
 import torch
 
 from flairsuite.charlm.recipes import recipe
-from flairsuite.charlm.run import Budget, budget_from, train_direction
+from flairsuite.charlm.run import train_direction
 from flairsuite.charlm.trainer import Hyper
 from flairsuite.corpora.language_splits import labeled_tokens
 from flairsuite.distributed import first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.paths import charlm_dir, corpora_dir
+from flairsuite.precision import require_precision, resolved_precision
+from flairsuite.pretraining import budget_from
 from flairsuite.rawtext.char_coverage import coverage_lines, coverage_rows, training_characters
 from flairsuite.rawtext.language import describe, prepare_language
-from flairsuite.training import require_precision, resolved_precision
+from flairsuite.training import Budget
 
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
 
 
 BUDGET_KEYS = ("max_chars", "max_cpu_hours")  # a preset's training budget per direction, beside its hyper-parameters
-DEFAULT_HOURS = 1.0  # the budget of a preset without one
 
 
 def hyper_from(options: dict[str, Any]) -> Hyper:
@@ -33,19 +35,17 @@ def hyper_from(options: dict[str, Any]) -> Hyper:
 
 
 def budget_of(options: dict[str, Any]) -> Budget:
-    """--max-hours and --max-chars as given; neither: the preset's budget, else one hour.
+    """--max-hours, --max-chars and --max-cpu-hours as given; none: the preset's budget, else one hour (`budget_from`).
 
     A preset's budget is `max_chars` (German `cpu`: the released pair's characters), `max_cpu_hours`
     (en, da, zh `cpu`: one CPU-hour a direction: the process's CPU time in training, all its threads,
     so the same work whether the machine is quiet or busy), or both (whichever is reached first).
     """
     if any(options.get(key) is not None for key in ("max_hours", "max_chars", "max_cpu_hours")):
-        return budget_from(options["max_hours"], options["max_chars"], options.get("max_cpu_hours"))
+        return budget_from(options["max_hours"], options["max_chars"], "--max-chars", options.get("max_cpu_hours"))
     preset = recipe(options["lang"], options["preset"])
     chars, cpu_hours = preset.get("max_chars"), preset.get("max_cpu_hours")
-    if not chars and not cpu_hours:
-        return budget_from(DEFAULT_HOURS, None)
-    return budget_from(None, int(chars) if chars else None, float(cpu_hours) if cpu_hours else None)
+    return budget_from(None, int(chars) if chars else None, "--max-chars", float(cpu_hours) if cpu_hours else None)
 
 
 def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:

@@ -6,7 +6,6 @@ tweets). The sentences are read as the suite's embedding reads them: tokens join
 LM of a language written without them; one sentence a document, each ending with the document delimiter.
 """
 
-import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,8 @@ from flairsuite.charlm.summary import learned_unspaced
 from flairsuite.charlm.trainer import evaluate
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.prepare import DELIMITER
-from flairsuite.values import is_positive_number, json_problem, show
+from flairsuite.settings_schema import POSITIVE_NUMBER
+from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
 
 WINDOW = 250  # characters a window, as the recipes' sequence_length
 STREAMS = 100  # parallel streams at most, as the trainer's validation
@@ -51,15 +51,9 @@ def lm_file(location: Path) -> LMFile:
     path = location / "best-lm.pt" if location.is_dir() else location
     if not path.is_file():
         raise FlairsuiteError(f"{location}: no character LM there (give a best-lm.pt or a folder of train-charlm holding one)")
-    summary_path = path.parent / "summary.json"
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else {}
-    except ValueError as err:
-        raise FlairsuiteError(f"{summary_path}: not JSON ({json_problem(err)})") from None
-    if not isinstance(summary, dict):
-        raise FlairsuiteError(f"{summary_path}: not a JSON object (a train-charlm summary)")
-    if summary.get("valid_ppl") is not None and not is_positive_number(summary["valid_ppl"]):
-        raise FlairsuiteError(f"{summary_path}: valid_ppl is not a positive number (found {show(summary['valid_ppl'])})")
+    summary_path = path.parent / SUMMARY_FILE
+    summary = (read_summary_file(summary_path, optional={"valid_ppl": POSITIVE_NUMBER}, kind="a train-charlm summary")
+               if summary_path.is_file() else {})
     return LMFile(path, summary)
 
 

@@ -1,23 +1,25 @@
-"""Per-language character-LM recipes (YAML in `flairsuite/recipes/`): presets of hyper-parameters (the raw text is the registry's set of the language)."""
+"""Per-language character-LM recipes (YAML in `flairsuite/charlm/presets/`): presets of hyper-parameters (the raw text is
+the registry's set of the language)."""
 
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
 from flairsuite.errors import FlairsuiteError, unknown_name_error
+from flairsuite.yaml_file import parse_yaml
+
+PRESETS_FOLDER = "presets"  # beside this module: default.yaml and one file per language
 
 
 @lru_cache(maxsize=None)
 def _load(name: str) -> dict[str, Any]:
-    text = resources.files("flairsuite").joinpath("recipes", f"{name}.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text) or {}
+    path = resources.files("flairsuite.charlm").joinpath(PRESETS_FOLDER, f"{name}.yaml")
+    return parse_yaml(path.read_text(encoding="utf-8"), str(path)) or {}
 
 
 def languages() -> list[str]:
     """Languages that have a recipe."""
-    folder = resources.files("flairsuite").joinpath("recipes")
+    folder = resources.files("flairsuite.charlm").joinpath(PRESETS_FOLDER)
     return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml") and p.name != "default.yaml")
 
 

@@ -1,9 +1,7 @@
-"""`flairsuite train-charlm`: prepare the corpus, train each direction, report perplexities."""
+"""One direction of `train-charlm` in its model folder: held by this process, started or resumed, trained, its best model's
+test perplexity, summary.json and learning curve (the command around it: `flairsuite.charlm.command`)."""
 
-import json
-import logging
 import math
-from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
@@ -12,99 +10,53 @@ import torch
 from flair.models import LanguageModel
 
 from flairsuite.allocator import bound_primitive_cache, keep_freed_memory
-from flairsuite.atomic import atomic_file, write_json
 from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate, evaluation_batches
-from flairsuite.claim import held
 from flairsuite.distributed import Ranks
-from flairsuite.errors import FlairsuiteError
+from flairsuite.locks import held
+from flairsuite.pretraining import Panel, RunFolder, plot_curve, start_or_resume
 from flairsuite.rawtext.prepare import PreparedCorpus
+from flairsuite.settings_schema import NON_NEGATIVE_INTEGER, NON_NEGATIVE_NUMBER, Rule
+from flairsuite.summary_file import SUMMARY_FILE, read_summary_file, write_summary
 from flairsuite.training import Budget
-from flairsuite.values import is_finite_number, is_int, is_non_negative_number, is_positive_number, json_problem, show
-
-log = logging.getLogger("flairsuite")
-
+from flairsuite.values import is_finite_number, is_positive_number
 
 # what a warm start reads from a summary.json, and what each value must be
-SUMMARY_VALUES: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    "chars_seen": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
-    "steps": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
-    "hours": ("a non-negative number", is_non_negative_number),
-    "valid_ppl": ("a perplexity (a number of at least 1)", lambda v: is_finite_number(v) and v >= 1),
+WARM_START_VALUES: dict[str, Rule] = {
+    "chars_seen": NON_NEGATIVE_INTEGER,
+    "steps": NON_NEGATIVE_INTEGER,
+    "hours": NON_NEGATIVE_NUMBER,
+    "valid_ppl": Rule("a perplexity (a number of at least 1)", lambda v: is_finite_number(v) and v >= 1),
+}
+WARM_START_OPTIONAL: dict[str, Rule] = {
+    "cpu_hours": NON_NEGATIVE_NUMBER,
+    "history": Rule("a list of validation points, each with a positive 'lr'",
+                    lambda v: isinstance(v, list) and all(isinstance(point, dict) and is_positive_number(point.get("lr")) for point in v)),
 }
 
 
 def read_summary(path: Path) -> dict[str, Any]:
     """A model's summary.json with the values a warm start needs; anything else is a one-line error."""
-    remedy = "restore it or start over with --force"
-    try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise FlairsuiteError(f"{path}: unreadable ({json_problem(err)}); {remedy}") from None
-    if not isinstance(summary, dict):
-        raise FlairsuiteError(f"{path}: not a JSON object; {remedy}")
-    for key, (what, fits) in SUMMARY_VALUES.items():
-        if key not in summary:
-            raise FlairsuiteError(f"{path}: missing key '{key}'; {remedy}")
-        if not fits(summary[key]):
-            raise FlairsuiteError(f"{path}: {key} must be {what} (found {show(summary[key])}); {remedy}")
-    if summary.get("cpu_hours") is not None and not is_non_negative_number(summary["cpu_hours"]):
-        raise FlairsuiteError(f"{path}: cpu_hours must be a non-negative number (found {show(summary['cpu_hours'])}); {remedy}")
-    history = summary.get("history") or []
-    if not isinstance(history, list) or not all(isinstance(point, dict) and is_positive_number(point.get("lr")) for point in history):
-        raise FlairsuiteError(f"{path}: history must be a list of validation points, each with a positive 'lr'; {remedy}")
-    return summary
+    return read_summary_file(path, WARM_START_VALUES, WARM_START_OPTIONAL, remedy="restore it or start over with --force")
 
 
-def start_or_resume(trainer: CharLMTrainer, resume: bool, force: bool) -> None:
-    """Resume from an existing checkpoint only when asked; never overwrite one silently.
-
-    --force starts over: the earlier run's checkpoint, model, summary and curve go first, so that a kill of the new run
-    never leaves its model beside the old run's summary (which tagging runs would record as the LM's training)."""
-    if force:
-        trainer.ranks.barrier()  # every rank has seen the old files before rank 0 removes them
-        if trainer.ranks.main:
-            for path in (trainer.checkpoint_path, trainer.model_path, trainer.out / "summary.json", trainer.out / "learning-curve.png"):
-                path.unlink(missing_ok=True)
-        trainer.ranks.barrier()
-    elif trainer.checkpoint_path.exists():
-        if resume:
-            trainer.restore()
-            log.info("resuming %s at %s characters", trainer.out, f"{trainer.progress.chars:,}")
-        else:
-            raise FlairsuiteError(
-                f"{trainer.out} holds the checkpoint of an earlier run: pass --resume to continue it or --force to start over"
-            )
-    elif resume and trainer.model_path.exists() and (trainer.out / "summary.json").exists():
-        trainer.warm_start(read_summary(trainer.out / "summary.json"))
-        log.info("no checkpoint in %s: continuing its best-lm.pt at %s characters (fresh random state)", trainer.out, f"{trainer.progress.chars:,}")
-    elif resume:
-        log.warning("no checkpoint in %s: starting a new run", trainer.out)
-    elif trainer.model_path.exists() and not force:
-        raise FlairsuiteError(
-            f"{trainer.out} holds a trained model: pass --resume to continue it or --force to start over"
-        )
+CURVE_FILE = "learning-curve.png"
 
 
-def plot_curve(history: list[dict[str, float]], title: str, path: Path) -> None:
-    """Learning curve (train and valid perplexity per character over characters seen) as a PNG."""
-    import matplotlib
+def lm_folder(trainer: CharLMTrainer) -> RunFolder:
+    """An LM folder for the resume policy: --force removes the run's four files (others stay), --resume continues a
+    best-lm.pt from its summary.json."""
+    summary = trainer.out / SUMMARY_FILE
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    def warm_start() -> bool:
+        if not summary.exists():
+            return False
+        trainer.warm_start(read_summary(summary))
+        return True
 
-    chars = [point["chars"] / 1e6 for point in history]
-    figure, axis = plt.subplots(figsize=(6, 4))
-    axis.plot(chars, [p["train_ppl"] for p in history], marker=".", label="train")
-    axis.plot(chars, [p["valid_ppl"] for p in history], marker="o", label="valid")
-    axis.set_xlabel("characters seen (millions)")
-    axis.set_ylabel("perplexity per character")
-    axis.set_title(title)
-    axis.grid(alpha=0.3)
-    axis.legend()
-    figure.tight_layout()
-    with atomic_file(path) as temp:
-        figure.savefig(temp, format="png", dpi=120)
-    plt.close(figure)
+    return RunFolder(
+        trainer.out, "characters", trainer.model_path,
+        lambda: (trainer.checkpoint_path, trainer.model_path, summary, trainer.out / CURVE_FILE), warm_start,
+    )
 
 
 def train_direction(
@@ -127,7 +79,7 @@ def trained_direction(
 ) -> Optional[dict[str, Any]]:
     """`train_direction` once the folder is this process's: train, evaluate the best model, write its summary and curve."""
     trainer = CharLMTrainer(corpus, out, hyper, forward, seed, ranks, precision, storage)
-    start_or_resume(trainer, resume, force)
+    start_or_resume(trainer, lm_folder(trainer), resume, force)
     keep_freed_memory()
     progress = trainer.train(budget, desc=out.name)
     if not ranks.main:
@@ -155,15 +107,7 @@ def trained_direction(
         "history": progress.history,
         **(record or {}),
     }
-    write_json(out / "summary.json", summary)
-    plot_curve(progress.history, f"{out.name}: character LM", out / "learning-curve.png")
+    write_summary(out, summary)
+    plot_curve(progress.history, f"{out.name}: character LM", out / CURVE_FILE, "chars", "characters", (Panel("ppl", "perplexity per character"),))
     return summary
 
-
-def budget_from(max_hours: Optional[float], max_chars: Optional[int], max_cpu_hours: Optional[float] = None) -> Budget:
-    """A budget; at least one limit must be given."""
-    if max_hours is None and max_chars is None and max_cpu_hours is None:
-        raise FlairsuiteError("give a budget: --max-hours or --max-chars")
-    if any(value is not None and not is_positive_number(value) for value in (max_hours, max_chars, max_cpu_hours)):
-        raise FlairsuiteError("--max-hours, --max-chars and --max-cpu-hours must be positive (finite) numbers")
-    return Budget(max_hours, max_chars, max_cpu_hours)

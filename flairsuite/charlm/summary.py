@@ -1,10 +1,11 @@
 """What `train-charlm` wrote beside an LM file (`summary.json`) says of how the LM reads text."""
 
-import json
 from pathlib import Path
 from typing import Any
 
 from flairsuite.corpora.registry import language_segmentation
+from flairsuite.errors import FlairsuiteError
+from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
 
 
 def learned_unspaced(summary: dict[str, Any]) -> bool:
@@ -20,7 +21,7 @@ def trained_on_unspaced_text(path: Path) -> bool:
     """Whether the LM at `path` learned a language written without spaces, by the language its `summary.json` records;
     False without a readable summary (an LM from elsewhere: Flair's default applies)."""
     try:
-        summary = json.loads((path.parent / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        summary = read_summary_file(path.parent / SUMMARY_FILE)
+    except FlairsuiteError:
         return False
     return learned_unspaced(summary)

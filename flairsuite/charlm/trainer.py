@@ -20,10 +20,8 @@ LSTM fails there at the first step). It is a property of the invocation, not of 
 under either, and each learning-curve point records `precision` where it is not float32.
 """
 
-import json
 import logging
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -34,55 +32,51 @@ import torch.nn.functional as F
 from flair.models import LanguageModel
 from torch.nn.parallel import DistributedDataParallel
 
-from flairsuite.atomic import atomic_file, write_json
+from flairsuite.atomic import atomic_file
 from flairsuite.charlm.batches import StreamBatches
 from flairsuite.charlm.storage import check_storage, load_language_model, store_weights_as
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
+from flairsuite.precision import autocast, require_precision
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
-from flairsuite.training import StreamProgress, StreamTraining, autocast, renamed_setting, require_precision
-from flairsuite.values import is_int, is_non_negative_number, is_number, is_positive_number, show
+from flairsuite.settings_schema import (
+    NON_NEGATIVE_INTEGER,
+    NON_NEGATIVE_NUMBER,
+    OPTIONS,
+    POSITIVE_INTEGER,
+    POSITIVE_NUMBER,
+    CheckedSettings,
+    interval,
+    setting,
+)
+from flairsuite.summary_file import SUMMARY_FILE, read_summary_file, write_summary
+from flairsuite.training import StreamProgress, StreamTraining, renamed_setting
 
 log = logging.getLogger("flairsuite")
 
 
 @dataclass(frozen=True)
-class Hyper:
-    """Hyper-parameters of one character LM (a recipe preset, with CLI overrides)."""
+class Hyper(CheckedSettings):
+    """Hyper-parameters of one character LM (a recipe preset, with CLI overrides); a value the LM cannot train with
+    (NaN and infinities included) is a one-line error naming its option."""
 
-    hidden_size: int
-    nlayers: int
-    embedding_size: int
-    sequence_length: int
-    sequence_length_start: int
-    ramp_chars: int
-    batch_size: int
-    learning_rate: float
-    clip: float
-    dropout: float
-    anneal_factor: float
-    patience: int
-    validate_chars: int
-    checkpoint_minutes: float
-    valid_chars: int
+    wording = OPTIONS
 
-    def __post_init__(self) -> None:
-        """A value the LM cannot train with (NaN and infinities included) is a one-line error naming its option."""
-        for what, fits, names in HYPER_RULES:
-            for name in names:
-                if not fits(getattr(self, name)):
-                    raise FlairsuiteError(f"--{name.replace('_', '-')} must be {what} (found {show(getattr(self, name))})")
-
-
-HYPER_RULES: tuple[tuple[str, Callable[[Any], bool], tuple[str, ...]], ...] = (
-    ("a positive integer", lambda v: is_int(v) and v >= 1,
-     ("hidden_size", "nlayers", "embedding_size", "sequence_length", "sequence_length_start", "batch_size", "validate_chars", "valid_chars")),
-    ("a non-negative integer", lambda v: is_int(v) and v >= 0, ("ramp_chars", "patience")),
-    ("a positive number", is_positive_number, ("learning_rate", "clip")),
-    ("a non-negative number (0: a checkpoint at every step)", is_non_negative_number, ("checkpoint_minutes",)),
-    ("a number in [0, 1)", lambda v: is_number(v) and 0 <= v < 1, ("dropout",)),
-    ("a number in (0, 1] (1: no annealing)", lambda v: is_number(v) and 0 < v <= 1, ("anneal_factor",)),
-)
+    hidden_size: int = setting(POSITIVE_INTEGER)
+    nlayers: int = setting(POSITIVE_INTEGER)
+    embedding_size: int = setting(POSITIVE_INTEGER)
+    sequence_length: int = setting(POSITIVE_INTEGER)
+    sequence_length_start: int = setting(POSITIVE_INTEGER)
+    ramp_chars: int = setting(NON_NEGATIVE_INTEGER)
+    batch_size: int = setting(POSITIVE_INTEGER)
+    learning_rate: float = setting(POSITIVE_NUMBER)
+    clip: float = setting(POSITIVE_NUMBER)
+    dropout: float = setting(interval(0, 1, low_open=False, high_open=True))
+    anneal_factor: float = setting(interval(0, 1, low_open=True, high_open=False).noted(" (1: no annealing)"))
+    patience: int = setting(NON_NEGATIVE_INTEGER)
+    validate_chars: int = setting(POSITIVE_INTEGER)
+    checkpoint_minutes: float = setting(NON_NEGATIVE_NUMBER.noted(" (0: a checkpoint at every step)"))
+    valid_chars: int = setting(POSITIVE_INTEGER)
 
 
 @dataclass
@@ -270,7 +264,7 @@ class CharLMTrainer(StreamTraining[LMProgress]):
             steps_done=int(summary["steps"]),
             chars=chars,
             seconds=float(summary["hours"]) * 3600,
-            cpu_seconds=float(summary.get("cpu_hours") or 0.0) * 3600,  # models from before 2026-11-27 recorded none
+            cpu_seconds=float(summary.get("cpu_hours") or 0.0) * 3600,  # older summaries recorded none
             best_valid_loss=math.log(float(summary["valid_ppl"])),
             history=list(history),
         )
@@ -294,15 +288,15 @@ class CharLMTrainer(StreamTraining[LMProgress]):
         counters, perplexity and curve follow each new `best-lm.pt`, marked `in_progress` (its test perplexity dropped), so a
         kill never leaves the new weights beside the old run's summary, which tagging runs record as the LM's training and
         a later `--resume` continues from. A new run has no summary until its end."""
-        path = self.out / "summary.json"
+        path = self.out / SUMMARY_FILE
         if not path.is_file():
             return
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary = read_summary_file(path)
         summary.pop("test_ppl", None)
         summary.update(chars_seen=self.progress.chars, steps=self.progress.steps_done, hours=round(self.progress.seconds / 3600, 3),
                        cpu_hours=round(self.progress.cpu_seconds / 3600, 5),
                        valid_ppl=round(math.exp(self.progress.best_valid_loss), 4), history=self.progress.history, in_progress=True)
-        write_json(path, summary)
+        write_summary(self.out, summary)
 
     def validation_point(self, train_loss: float) -> None:
         """Validation point: anneal, keep the best model, record the learning curve (rank 0 validates, every rank anneals alike)."""

@@ -3,7 +3,7 @@
 `group` holds the group and the shared options; importing the command modules registers their commands on it.
 """
 
-from flairsuite.cli import corpora, evaluate, experiments, lexicon, predict_and_serve, train  # noqa: F401  (registers the commands)
+from flairsuite.cli import corpora, evaluate, experiments, lexicon, predict_and_serve, suggest, train  # noqa: F401  (registers the commands)
 from flairsuite.cli.group import cli, main
 
 __all__ = ["cli", "main"]

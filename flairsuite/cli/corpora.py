@@ -6,6 +6,7 @@ from typing import Any, Callable, Optional
 import click
 
 from flairsuite.cli.group import SuiteGroup, cli, corpora_dir_option
+from flairsuite.corpora.own import FORMATS as OWN_FORMATS
 from flairsuite.errors import FlairsuiteError
 
 
@@ -40,16 +41,16 @@ def corpora_list(corpora_dir: Optional[str]) -> None:
     click.echo("\n".join(inventory_lines(results_dir(), sorted(set(table["lang"])), home() / "experiments")))
 
 
-OWN_KEYS = ("sep", "text", "label", "scheme", "dev_fraction")  # corpus-folder options, beside --format
+OWN_KEYS = ("sep", "text", "label", "scheme", "dev_fraction")  # corpus-folder options, beside --input-format
 
 
 def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable[[Any], Any]:
     """The options that pick a corpus (for `corpora stats`, `corpora check`, `evaluate`): a registered dataset's, or an own
-    corpus folder's; with `splits`, also `--splits`.
+    corpus folder's; with `splits`, also `--split` (a comma-separated list there).
 
     The command is called with the corpus's DatasetSpec, the corpora directory, the splits asked for (None: all; only with
     `splits`) and its own other options as keywords. With `file_as_split`, NAME_OR_PATH may be one annotated file: it is read
-    as the one split --splits names (default test).
+    as the one split --split names (default test).
     """
     options = [
         click.option("--level", default=None, help="GermEval 2014: outer (default) or inner entities."),
@@ -58,11 +59,14 @@ def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable
             "--option", "extra", multiple=True, metavar="KEY=VALUE",
             help=(
                 "Any other dataset option, or key of a corpus folder "
-                "(train=FILE, dev=FILE, test=FILE, dev_fraction, encoding, comment, docstart, name, task)."
+                "(train=FILE, dev=FILE, test=FILE, dev_fraction, encoding, comment, docstart, name, task, header, sentence_end, "
+                "layer, feature, max_tokens; docs/own-data.md)."
             ),
         ),
-        *([click.option("--splits", default=None, help="Comma-separated splits to read (default: all the corpus has).")] if splits else []),
-        click.option("--format", "file_format", default=None, help="Corpus folder: column (default), conllu or spans_json."),
+        *([click.option("--split", "splits", default=None, metavar="SPLIT[,SPLIT...]",
+                        help="The splits to read, comma-separated, e.g. dev,test [default: all the corpus has].")] if splits else []),
+        click.option("--input-format", "file_format", type=click.Choice(OWN_FORMATS), default=None,
+                     help="Corpus folder: the files' format [default: column] (the `format:` key of a corpus entry)."),
         click.option("--sep", default=None, help="Corpus folder, column format: whitespace (default), tab or space."),
         click.option("--text", default=None, help="Corpus folder, column format: token column (default 0; negative: from the end)."),
         click.option("--label", default=None, help="Corpus folder: tag column (column format: default -1, the last); conllu: misc:KEY or a column."),
@@ -95,9 +99,9 @@ def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable
 
 
 def one_split_of_a_file(argument: str, splits: Optional[list[str]]) -> str:
-    """The split one annotated file stands for: the one --splits names, else test."""
+    """The split one annotated file stands for: the one --split names, else test."""
     if splits and len(splits) > 1:
-        raise FlairsuiteError(f"{argument} is one annotated file, so one split: give --splits one name (or none: test)")
+        raise FlairsuiteError(f"{argument} is one annotated file, so one split: give --split one name (or none: test)")
     return splits[0] if splits else "test"
 
 
@@ -128,14 +132,15 @@ def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str],
             return own_corpus(entry_from_texts({**pairs, **own_given}), Path.cwd(), needed[:1])
         return own_corpus(entry_from_texts({"path": argument, **pairs, **own_given}), Path.cwd(), needed)
     if own_given:
-        flag = "--" + next(iter(own_given)).replace("_", "-")
+        key = next(iter(own_given))
+        flag = "--input-format" if key == "format" else "--" + key.replace("_", "-")
         raise FlairsuiteError(f"{flag} is for a corpus folder, and '{argument}' is a registered dataset (for a folder of that name: ./{argument})")
     options = dict(pairs, level=level, granularity=granularity)
     return dataset(argument, **{k: v for k, v in options.items() if v is not None})
 
 
 def split_list(splits: Optional[str]) -> Optional[list[str]]:
-    """`--splits dev,test` -> ["dev", "test"]; None: all."""
+    """`--split dev,test` -> ["dev", "test"]; None: all."""
     return [s for s in splits.split(",") if s] if splits else None
 
 
@@ -178,7 +183,7 @@ def corpora_stats(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
         click.echo(f"\n{'entities' if spec.task == 'ner' else 'tags'} by type (after repair):")
         click.echo(stats.types.to_string())
     if not stats.repairs.empty:
-        click.echo("\nrepairs made (see README, 'Rules the loaders apply'):")
+        click.echo("\nrepairs made (see docs/corpora.md, 'What the readers accept'):")
         click.echo(stats.repairs.to_string())
 
 
@@ -193,7 +198,7 @@ def corpora_check(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
     \b
     Examples:
       flairsuite corpora check data/letters/
-      flairsuite corpora check data/letters/ --format conllu --label misc:NE
+      flairsuite corpora check data/letters/ --input-format conllu --label misc:NE
       flairsuite corpora check sturm
     """
     from flairsuite.corpora.labeled import missing_type_warnings, read_splits

@@ -70,6 +70,11 @@ def tag(
 
             torch.set_num_threads(threads)
         out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo, patterns, cache, keep_finished)
+    from flairsuite.results.active_learning import is_simulation, simulation_report
+
+    if is_simulation(out):  # an active_learning experiment: F1 per round and strategy instead of the grid's table
+        click.echo("\n" + simulation_report(out))
+        return
     runs = read_runs(out)
     click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
 
@@ -106,23 +111,25 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
 
 
 ON_TEST = "each corpus's main score on test"
-LAYOUT_SCORES = {  # what each layout prints, whatever --split and --metric say
-    "--table8": ON_TEST, "--table6": ON_TEST, "--table9": ON_TEST, "--table3": f"{ON_TEST}, dev beside",
-    "--ablation": "each corpus's main score on dev and test",
+LAYOUTS = ("plain", "table3", "table6", "table8", "table9", "ablation")
+LAYOUT_SCORES = {  # what each layout but the plain table prints, whatever --split and --metric say
+    "table8": ON_TEST, "table6": ON_TEST, "table9": ON_TEST, "table3": f"{ON_TEST}, dev beside",
+    "ablation": "each corpus's main score on dev and test",
 }
 
 
 def check_layout_options(layout: str, metric: str, split: str, per_type: bool, drawn: bool) -> None:
-    """A paper layout (or --ablation) prints its own fixed scores: an option it would ignore is an error, not a silent no-op.
+    """A paper layout (or the ablation one) prints its own fixed scores: an option it would ignore is an error, not a silent no-op.
 
     --split and --metric still choose what --plot and --curve draw, so beside one of those they are accepted."""
+    flag = f"--layout {layout}"
     if per_type:
-        raise FlairsuiteError(f"--per-type goes with the plain table, not {layout}: run `flairsuite results DIR --per-type` for it")
+        raise FlairsuiteError(f"--per-type goes with the plain table, not {flag}: run `flairsuite results DIR --per-type` for it")
     if (split != "test" or metric != "score") and not drawn:
         given = " ".join(f"--{name} {value}" for name, value, default in [("split", split, "test"), ("metric", metric, "score")] if value != default)
         raise FlairsuiteError(
-            f"{layout} always prints {LAYOUT_SCORES[layout]}, so {given} would change nothing; "
-            f"for that table leave out {layout}"
+            f"{flag} always prints {LAYOUT_SCORES[layout]}, so {given} would change nothing; "
+            f"for that table leave out {flag}"
         )
 
 
@@ -136,7 +143,7 @@ def check_layout_options(layout: str, metric: str, split: str, per_type: bool, d
 )
 @click.option(
     "--split", type=click.Choice(["test", "dev"]), default="test", show_default=True,
-    help="The split of the plain table, --plot and --curve (the paper layouts and --ablation print their own).",
+    help="The split of the plain table, --plot and --curve (the other layouts print their own).",
 )
 @click.option("--per-type", is_flag=True, help="Also a table per corpus: mean score per entity type (PoS: per tag).")
 @click.option(
@@ -152,33 +159,33 @@ def check_layout_options(layout: str, metric: str, split: str, per_type: bool, d
 )
 @click.option(
     "--cost", is_flag=True,
-    help="Also a table per experiment of what the runs cost: hours a run, CPU-hours (wall x threads, runs since 2026-11-27; "
+    help="Also a table per experiment of what the runs cost: hours a run, CPU-hours (wall x threads, for runs that recorded their threads; "
     "an upper bound where runs shared the cores), peak RSS and RssAnon.",
 )
-@click.option("--table8", is_flag=True, help="Instead: test E-F1 in the layout of Zöllner et al. 2021, Table 8, beside the paper's values.")
 @click.option(
     "--curve", type=click.Choice(["train-fraction", "lm-chars", "epochs"]), default=None,
     help="Also write a learning curve PNG (DIR/curve-<kind>.png): the score against the share of train or the LM's training characters; "
     "epochs (with --split dev): the dev score after each training epoch.",
 )
 @click.option(
-    "--table3", is_flag=True,
-    help="Instead: stack x tagger in the layout of Akbik et al. 2018, Table 3, test with dev means beside, the paper's values beside.",
+    "--layout", type=click.Choice(LAYOUTS), default="plain", show_default=True,
+    help="plain: stack x tagger x corpus; table3: stack x tagger in the layout of Akbik et al. 2018, Table 3, test with dev means beside, "
+    "the paper's values beside; table8: test E-F1 in the layout of Zöllner et al. 2021, Table 8, the paper's values beside; "
+    "table6: fine-tuned BERTs per pre-training variant (Zöllner et al. 2021, Table 6); table9: fine-tuned LCRFNER per BERT attention "
+    "(WWA or full, Table 9); ablation: per corpus, each change of --ablation-file against its baseline runs (dev and test, "
+    "differences with 90 % Welch intervals), read across experiments.",
 )
 @click.option(
-    "--ablation", "ablation_file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-    help="Instead: per corpus, each change of the ablation file FILE against its baseline runs (dev and test, differences with "
-    "90 % Welch intervals), read across experiments; e.g. results/recipe-ablation-de.yaml.",
+    "--ablation-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+    help="The ablation file of --layout ablation, e.g. results/recipe-ablation-de.yaml.",
 )
-@click.option("--table6", is_flag=True, help="Instead: fine-tuned BERTs per pre-training variant, Zöllner et al. 2021, Table 6 (paper beside).")
-@click.option("--table9", is_flag=True, help="Instead: fine-tuned LCRFNER per BERT attention (WWA or full), Zöllner et al. 2021, Table 9.")
 @click.option(
     "--plot", is_flag=False, flag_value="", default=None, metavar="[PATH]",
-    help="Also write a bar chart PNG [default: DIR/comparison.png]; a path goes as --plot=PATH. With --table8: the paper's values as ticks.",
+    help="Also write a bar chart PNG [default: DIR/comparison.png]; a path goes as --plot=PATH. With --layout table8: the paper's values as ticks.",
 )
 def results(
     directory: Optional[str], experiment: Optional[str], fmt: str, metric: str, split: str, per_type: bool, artifacts: bool, by_length: bool,
-    cost: bool, table8: bool, table3: bool, table6: bool, table9: bool, plot: Optional[str], curve: Optional[str], ablation_file: Optional[str],
+    cost: bool, layout: str, ablation_file: Optional[str], plot: Optional[str], curve: Optional[str],
 ) -> None:
     """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
 
@@ -191,6 +198,8 @@ def results(
       flairsuite results results/ablation-lm-de --split dev --artifacts
       flairsuite results results/table8-de --by-length        # where Map loses LER's long entities
       flairsuite results results/stacks-de --cost             # hours, CPU-hours and peak memory a run
+      flairsuite results results/table8-de --layout table8    # Zöllner et al. 2021, Table 8, the paper's values beside
+      flairsuite results results --layout ablation --ablation-file results/recipe-ablation-de.yaml
       flairsuite results --experiment sturm-table3 --format latex --plot=table3.png
     """
     from pathlib import Path
@@ -205,12 +214,10 @@ def results(
     frame, types = runs_frame(runs), per_type_frame(runs)
     if experiment:
         frame, types = only_experiment(frame, experiment), types[types["experiment"] == experiment]
-    layouts = {"--table8": table8, "--table3": table3, "--table6": table6, "--table9": table9, "--ablation": ablation_file is not None}
-    chosen = [flag for flag, on in layouts.items() if on]
-    if len(chosen) > 1:
-        raise FlairsuiteError("give one of --table8, --table3, --table6, --table9, --ablation")
-    if chosen:
-        check_layout_options(chosen[0], metric, split, per_type, drawn=curve is not None or plot is not None)
+    if (layout == "ablation") != (ablation_file is not None):
+        raise FlairsuiteError("--layout ablation reads --ablation-file FILE: give both or neither")
+    if layout != "plain":
+        check_layout_options(layout, metric, split, per_type, drawn=curve is not None or plot is not None)
     if curve is not None:  # first: a curve the runs cannot draw is an error before any table is printed
         from flairsuite.results.curves import write_curve
 
@@ -222,20 +229,20 @@ def results(
         from flairsuite.results.lengths import length_tables
 
         lengths = length_tables(frame, fmt)
-    if ablation_file is not None:
+    if layout == "ablation" and ablation_file is not None:
         from flairsuite.results.ablation import ablation_report
 
         click.echo(ablation_report(frame, Path(ablation_file), fmt))
-    elif table6 or table9:
-        from flairsuite.results.pretraining_tables import LAYOUTS
+    elif layout in ("table6", "table9"):
+        from flairsuite.results.pretraining_tables import LAYOUTS as PRETRAINING_LAYOUTS
 
-        layout = LAYOUTS["table6" if table6 else "table9"]
-        click.echo("\n\n".join(layout(group, fmt) for _, group in frame.groupby("experiment")))
-    elif table8:
+        pretraining_layout = PRETRAINING_LAYOUTS[layout]
+        click.echo("\n\n".join(pretraining_layout(group, fmt) for _, group in frame.groupby("experiment")))
+    elif layout == "table8":
         from flairsuite.results.table8 import table8 as paper_layout
 
         click.echo("\n\n".join(paper_layout(group, fmt) for _, group in frame.groupby("experiment")))
-    elif table3:
+    elif layout == "table3":
         from flairsuite.results.table3 import table3 as akbik_layout
 
         click.echo("\n\n".join(akbik_layout(group, fmt) for _, group in frame.groupby("experiment")))
@@ -254,5 +261,5 @@ def results(
         click.echo("\n\n" + lengths)
     if plot is not None:
         target = Path(plot) if plot else root / "comparison.png"
-        write_plot(frame, target, metric, split, table8=table8)
+        write_plot(frame, target, metric, split, table8=layout == "table8")
         click.echo(f"wrote {target}", err=True)

@@ -2,6 +2,7 @@
 
 import logging
 import math
+import sys
 from typing import Any, Optional
 
 import click
@@ -37,6 +38,54 @@ corpora_dir_option = click.option(
 )
 
 
+class CurrentStderr:
+    """A stream that writes to whatever `sys.stderr` is at the time (click's test runner swaps it)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+def to_stderr(handler: logging.Handler) -> None:
+    """A handler that writes to stdout writes to stderr instead."""
+    if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+        if handler.stream is sys.stdout or handler.stream is sys.__stdout__:
+            handler.setStream(CurrentStderr())
+
+
+class StderrLogger(logging.Logger):
+    """A logger that sends every stream handler given to stdout to stderr: Flair's `flair` logger gets one at import time
+    (`logging.config.dictConfig`, `ext://sys.stdout`), before any command could re-point it."""
+
+    def addHandler(self, handler: logging.Handler) -> None:  # noqa: N802  (logging's name)
+        to_stderr(handler)
+        super().addHandler(handler)
+
+
+def logs_to_stderr() -> None:
+    """Keep stdout for a command's output: every logging handler that writes to stdout, now or later, writes to stderr."""
+    loggers = [logging.getLogger(), *(found for found in logging.Logger.manager.loggerDict.values() if isinstance(found, logging.Logger))]
+    for logger in loggers:
+        for handler in logger.handlers:
+            to_stderr(handler)
+    logging.setLoggerClass(StderrLogger)  # loggers made from now on (Flair's, when it is first imported)
+
+
+threads_option = click.option(
+    "--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, one per core]."
+)
+
+
+def set_threads(threads: Optional[int]) -> None:
+    """`--threads`: torch's intra-op threads (None: leave torch's default)."""
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
 @click.group(cls=SuiteGroup)
 @click.version_option(package_name="flairsuite")
 def cli() -> None:
@@ -47,6 +96,7 @@ def cli() -> None:
       flairsuite corpora list
     """
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
+    logs_to_stderr()
 
 
 def main() -> None:

@@ -4,17 +4,22 @@ from typing import Optional
 
 import click
 
-from flairsuite.cli.group import cli
+from flairsuite.cli.group import cli, set_threads, threads_option
+from flairsuite.markup.annotation_formats import ANNOTATION_FORMATS
 
 
 @cli.command("predict")
 @click.argument("model", type=click.Path())
 @click.argument("file", type=click.Path())
 @click.option(
-    "--format", "fmt", type=click.Choice(["column", "json", "tei", "html"]), default="column", show_default=True,
+    "--format", "fmt", type=click.Choice(["column", "json", "tei", "html", *ANNOTATION_FORMATS]), default="column",
+    show_default=True,
     help="column: token TAB tag, a blank line between sentences; json: one object per sentence with its spans (both read FILE as plain text, "
     "a TEI/XML one markup included, and say so); "
-    "tei: TEI P5 (a TEI/XML FILE is tagged in place); html: one self-contained page with the entities highlighted.",
+    "tei: TEI P5 (a TEI/XML FILE is tagged in place); html: one self-contained page with the entities highlighted; "
+    "for annotation tools: webanno: WebAnno TSV 3.3 with a NamedEntity layer (INCEpTION, WebAnno); jsonl: one doccano line "
+    '{"text", "label": [[start, end, TYPE]]}; labelstudio: Label Studio JSON tasks with the spans as predictions; '
+    "conll: CoNLL-2002 token SPACE BIO tag.",
 )
 @click.option(
     "--markup-map", type=click.Path(dir_okay=False), default=None,
@@ -27,11 +32,13 @@ from flairsuite.cli.group import cli
     help="flairsuite's fast path (int8 LSTMs, length-bucketed batches) or the model's own Flair predict.",
 )
 @click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule (Zöllner et al. 2021, §4.3) before writing tags and spans.")
+@threads_option
 def predict(
-    model: str, file: str, fmt: str, markup_map: Optional[str], out: Optional[str], batch_size: Optional[int], fast: bool, entity_fix: bool
+    model: str, file: str, fmt: str, markup_map: Optional[str], out: Optional[str], batch_size: Optional[int], fast: bool, entity_fix: bool,
+    threads: Optional[int],
 ) -> None:
-    """Tag the raw text FILE (UTF-8) with MODEL, any saved suite tagger (cse included); sentences and tokens as Flair splits them
-    (one token per character for a tagger trained on a corpus read so, e.g. CLUENER).
+    """Tag the raw text FILE (UTF-8; `-`: stdin) with MODEL, any saved suite tagger (cse included); sentences and tokens as Flair splits them
+    (one token per character for a tagger trained on a corpus read so, e.g. CLUENER). Only the output goes to stdout; logs go to stderr.
 
     Tags are the decoder's raw per-token tags (with --entity-fix: after that rule); JSON spans are those Flair's predict would attach,
     with token indices (end exclusive), character offsets in FILE and confidences.
@@ -41,12 +48,19 @@ def predict(
     milestones (<lb/>, <pb/>); entities that would cross markup are skipped and counted. Types map to persName, placeName,
     orgName, date, else <name type="...">; --markup-map changes that.
 
+    The annotation-tool formats hold the same spans on FILE's tokens: webanno offsets in UTF-16 code units (as INCEpTION
+    counts), jsonl and labelstudio in characters of the text (one line or task for FILE); the labelstudio results are named
+    as Label Studio's NER template names them (Labels "label" over Text "text").
+
     \b
     Examples:
       flairsuite predict results/sturm-table3/sturm/proposed/bilstm-crf/seed-1/model.pt letter.txt
-      flairsuite predict model.pt letter.txt --format json --out letter.jsonl
+      flairsuite predict model.pt letter.txt --format json > letter.jsonl
+      cat letter.txt | flairsuite predict model.pt - --format json
       flairsuite predict model.pt edition.xml --format tei --out edition-ner.xml
       flairsuite predict model.pt letter.txt --format html --out letter.html
+      flairsuite predict model.pt letter.txt --format webanno --out letter.tsv      # import into INCEpTION as WebAnno TSV 3
+      flairsuite predict model.pt letter.txt --format jsonl --out letter.jsonl      # doccano: sequence labeling, JSONL
     """
     import time
     from pathlib import Path
@@ -54,6 +68,7 @@ def predict(
     from flairsuite.atomic import write_text
     from flairsuite.predict import predict_document
 
+    set_threads(threads)
     start = time.perf_counter()
     found = predict_document(Path(model), Path(file), fmt, fast, batch_size, entity_fix, Path(markup_map) if markup_map else None)
     if out:
@@ -70,7 +85,7 @@ def predict(
 @click.option("--max-chars", type=click.IntRange(min=1), default=100_000, show_default=True, help="Longest text accepted, in characters (longer: HTTP 413).")
 @click.option("--fast/--no-fast", default=True, show_default=True, help="flairsuite's fast path or the model's own Flair predict (as for predict).")
 @click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule before reading spans (as for predict).")
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="torch threads [default: torch's, one per core].")
+@threads_option
 @click.option("--access-log/--no-access-log", default=True, show_default=True, help="Log one line per request.")
 def serve(model: str, host: str, port: int, max_chars: int, fast: bool, entity_fix: bool, threads: Optional[int], access_log: bool) -> None:
     """Serve MODEL (any saved suite tagger) over HTTP: a page at / to paste a text and see its entities, and POST /tag.
@@ -87,10 +102,7 @@ def serve(model: str, host: str, port: int, max_chars: int, fast: bool, entity_f
     """
     from pathlib import Path
 
-    import torch
-
     from flairsuite.serve.server import serve as run_server
 
-    if threads:
-        torch.set_num_threads(threads)
+    set_threads(threads)
     run_server(Path(model), host, port, click.echo, access_log, max_chars=max_chars, fast=fast, entity_fix=entity_fix)

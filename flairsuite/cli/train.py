@@ -15,7 +15,7 @@ from flairsuite.cli.group import cli, corpora_dir_option
     help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set.",
 )
 @click.option(
-    "--preset", default="cpu", show_default=True,
+    "--preset", type=click.Choice(["cpu", "paper"]), default="cpu", show_default=True,
     help="Recipe preset: cpu (2 cores; de: 82 M characters, ~1.5 h a direction; en, da, zh: one CPU-hour a direction) or paper (Akbik et al. 2018).",
 )
 @click.option("--hidden-size", type=int, help="LSTM hidden size.")
@@ -171,11 +171,14 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
     help="Text files or folders (.txt, .txt.gz), one document per line; default: the language's raw-text set (shared with train-charlm).",
 )
 @click.option("--name", default=None, help="Model folder [default: LANG-PRESET]: the model goes to bert/NAME (spec bert:NAME).")
-@click.option("--preset", default="cpu", show_default=True, help="cpu (4 x 256, about an hour on 2 cores) or paper (6 x 512, 8 heads, sequences of 320).")
-@click.option("--objective", default=None, help="mlm, mlm+nsp or mlm+sop [preset: mlm].")
+@click.option("--preset", type=click.Choice(["cpu", "paper"]), default="cpu", show_default=True,
+              help="cpu (4 x 256, about an hour on 2 cores) or paper (6 x 512, 8 heads, sequences of 320).")
+@click.option("--objective", type=click.Choice(["mlm", "mlm+nsp", "mlm+sop"]), default=None, help="Pre-training objective [preset: mlm].")
 @click.option("--wwm/--no-wwm", default=None, help="Whole-word masking [preset: on].")
-@click.option("--positions", default=None, help="absolute or relative (Shaw-style key and value distances, clipped) [preset: relative].")
-@click.option("--attention", default=None, help="full, or wwa (Whole-Word Attention; needs relative positions) [preset: full].")
+@click.option("--positions", type=click.Choice(["absolute", "relative"]), default=None,
+              help="absolute or relative (Shaw-style key and value distances, clipped) [preset: relative].")
+@click.option("--attention", type=click.Choice(["full", "wwa"]), default=None,
+              help="full, or wwa (Whole-Word Attention; needs relative positions) [preset: full].")
 @click.option("--layers", type=int, default=None, help="Transformer layers.")
 @click.option("--hidden-size", type=int, default=None, help="Hidden size.")
 @click.option("--heads", type=int, default=None, help="Attention heads.")

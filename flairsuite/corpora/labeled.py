@@ -1,17 +1,22 @@
 """Find and read labeled splits into validated, well-formed sentences (tags checked against the spec's types).
 
 A spec with `dev_fraction` (own corpora without a dev file) gets its dev split as a fixed, seeded
-share of train's sentences (`DEV_SEED`); train keeps the rest.
+share of train's sentences (`DEV_SEED`); train keeps the rest. An own corpus's split may be several files
+(read in order, each sentence knowing its file), and its sentences longer than `max_tokens` are split
+(`long_sentences.split_long`, after the sample is drawn and the tags are BIO).
 """
 
+import os
 import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
-from flairsuite.corpora.readers import TaggedSentence, read_tagged
+from flairsuite.corpora.formats import read_tagged
+from flairsuite.corpora.long_sentences import split_long
+from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.corpora.registry import SPLITS, DatasetSpec
 from flairsuite.corpora.tags import PREFIXES, normalize_bio, split_tag
 from flairsuite.errors import FlairsuiteError, InputError
@@ -27,11 +32,26 @@ class SplitData:
     sentences: list[TaggedSentence] = field(default_factory=list)
     repairs: Counter = field(default_factory=Counter)
     note: str = ""  # what part of the file the split is, when it is not all of it
+    files: int = 1  # how many files the split is (`path`: the first)
+    folder: Optional[Path] = None  # the folder holding all of them, where there are several
 
     @property
     def source(self) -> str:
-        """The file's name, with the note: `train.tsv`, `train.tsv (10% sample)`."""
-        return f"{self.path.name} ({self.note})" if self.note else self.path.name
+        """The file's name, with the note: `train.tsv`, `train.tsv (10% sample)`, `train/ (12 files)`."""
+        name = f"{self.folder.name if self.folder else self.path.parent.name}/ ({self.files} files)" if self.files > 1 else self.path.name
+        return f"{name} ({self.note})" if self.note else name
+
+
+Paths = Union[Path, Sequence[Path]]
+
+
+def _listed(paths: Paths) -> list[Path]:
+    return [paths] if isinstance(paths, Path) else list(paths)
+
+
+def _folder(paths: list[Path]) -> Optional[Path]:
+    """The folder holding all of several files."""
+    return Path(os.path.commonpath(paths)) if len(paths) > 1 else None
 
 
 def _validate(sentence: TaggedSentence, spec: DatasetSpec, path: Path) -> None:
@@ -52,11 +72,15 @@ def _validate(sentence: TaggedSentence, spec: DatasetSpec, path: Path) -> None:
             )
 
 
-def _validated(spec: DatasetSpec, path: Path, repairs: Counter) -> Iterator[TaggedSentence]:
-    """The sentences of `path` with raw tags, each checked."""
-    for sentence in read_tagged(path, spec.format, spec.encoding, repairs):
-        _validate(sentence, spec, path)
-        yield sentence
+def _validated(spec: DatasetSpec, paths: Paths, repairs: Counter) -> Iterator[TaggedSentence]:
+    """The sentences of the file(s) `paths` with raw tags, each checked (and knowing its file, where there are several)."""
+    listed = _listed(paths)
+    for path in listed:
+        for sentence in read_tagged(path, spec.format, spec.encoding, repairs):
+            _validate(sentence, spec, path)
+            if len(listed) > 1:
+                sentence.path = path
+            yield sentence
 
 
 def _normalized(spec: DatasetSpec, data: SplitData, sentences: Iterable[TaggedSentence]) -> SplitData:
@@ -64,14 +88,18 @@ def _normalized(spec: DatasetSpec, data: SplitData, sentences: Iterable[TaggedSe
     for sentence in sentences:
         if spec.task == "ner":
             sentence.tags = normalize_bio(sentence.tags, spec.format.scheme, data.repairs, spec.tag_map)
-        data.sentences.append(sentence)
+        if spec.max_tokens is None:
+            data.sentences.append(sentence)
+        else:
+            data.sentences.extend(split_long(sentence, spec.max_tokens, data.repairs))
     return data
 
 
-def read_split(spec: DatasetSpec, path: Path) -> SplitData:
-    """All sentences of the labeled file `path` of dataset `spec`, validated and normalised to BIO."""
-    data = SplitData(path)
-    return _normalized(spec, data, _validated(spec, path, data.repairs))
+def read_split(spec: DatasetSpec, path: Paths) -> SplitData:
+    """All sentences of the labeled file `path` (or files, in order) of dataset `spec`, validated and normalised to BIO."""
+    listed = _listed(path)
+    data = SplitData(listed[0], files=len(listed), folder=_folder(listed))
+    return _normalized(spec, data, _validated(spec, listed, data.repairs))
 
 
 def dev_sample(count: int, fraction: float) -> set[int]:
@@ -80,16 +108,17 @@ def dev_sample(count: int, fraction: float) -> set[int]:
     return set(random.Random(DEV_SEED).sample(range(count), size))
 
 
-def read_train_and_dev(spec: DatasetSpec, path: Path) -> tuple[SplitData, SplitData]:
+def read_train_and_dev(spec: DatasetSpec, path: Paths) -> tuple[SplitData, SplitData]:
     """Train split in two by `spec.dev_fraction`: (train without the dev sample, the dev sample)."""
     reading: Counter = Counter()
-    sentences = list(_validated(spec, path, reading))
+    listed = _listed(path)
+    sentences = list(_validated(spec, listed, reading))
     if len(sentences) < 2:
-        raise InputError(path, None, f"{len(sentences)} train sentences: too few to take dev_fraction {spec.dev_fraction:g} of them")
+        raise InputError(listed[0], None, f"{len(sentences)} train sentences: too few to take dev_fraction {spec.dev_fraction:g} of them")
     chosen = dev_sample(len(sentences), spec.dev_fraction)
     share = f"{spec.dev_fraction * 100:g}%"
-    train = SplitData(path, repairs=reading, note=f"without the {share} dev sample")
-    dev = SplitData(path, note=f"{share} sample, seed {DEV_SEED}")
+    train = SplitData(listed[0], repairs=reading, note=f"without the {share} dev sample", files=len(listed), folder=_folder(listed))
+    dev = SplitData(listed[0], note=f"{share} sample, seed {DEV_SEED}", files=len(listed), folder=_folder(listed))
     _normalized(spec, train, (s for i, s in enumerate(sentences) if i not in chosen))
     _normalized(spec, dev, (s for i, s in enumerate(sentences) if i in chosen))
     return train, dev
@@ -105,7 +134,7 @@ def missing_split_error(spec: DatasetSpec, split: str, root: Path) -> Flairsuite
     else:
         fix = f"run `flairsuite corpora fetch {spec.name}`"
     present = [s for s in spec.splits if spec.locate(spec.splits[s], root)]
-    alternative = f", or load only the splits present with --splits {','.join(present)}" if present else ""
+    alternative = f", or load only the splits present with --split {','.join(present)}" if present else ""
     return FlairsuiteError(f"{spec.name}: {split} split not found ({expected}); {fix}{alternative}")
 
 
@@ -115,17 +144,30 @@ def _labeled(spec: DatasetSpec) -> None:
 
 
 def resolve_splits(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] = None) -> dict[str, Path]:
-    """Paths of the requested splits (default: all registered); an error for any that is missing."""
+    """Paths of the requested splits (default: all registered); an error for any that is missing. A split of several
+    files (an own corpus's) gives its first: `split_files` gives them all."""
+    return {split: paths[0] for split, paths in split_files(spec, root, splits).items()}
+
+
+def split_files(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] = None) -> dict[str, list[Path]]:
+    """The file(s) of each requested split (default: all registered), in reading order; an error for any that is missing."""
     _labeled(spec)
     wanted = list(splits) if splits else list(spec.splits)
     paths = {}
     for split in wanted:
         if split not in spec.splits:
             raise FlairsuiteError(f"{spec.name} has no {split} split (its splits: {', '.join(spec.splits)})")
-        path = spec.locate(spec.splits[split], root)
+        entry = spec.splits[split]
+        if entry.parts:
+            gone = [part for part in entry.parts if not Path(part).is_file()]
+            if gone:
+                raise FlairsuiteError(f"{spec.name}: {split} file {gone[0]} is gone since the corpus folder was read: read it again")
+            paths[split] = [Path(part) for part in entry.parts]
+            continue
+        path = spec.locate(entry, root)
         if path is None:
             raise missing_split_error(spec, split, root)
-        paths[split] = path
+        paths[split] = [path]
     return paths
 
 
@@ -140,17 +182,17 @@ def read_splits(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] =
     wanted = list(splits) if splits else split_names(spec)
     sampled = spec.dev_fraction is not None and "dev" not in spec.splits and "dev" in wanted
     on_disk = [split for split in wanted if not (sampled and split in ("train", "dev"))]
-    data = {split: read_split(spec, path) for split, path in resolve_splits(spec, root, on_disk).items()} if on_disk else {}
+    data = {split: read_split(spec, paths) for split, paths in split_files(spec, root, on_disk).items()} if on_disk else {}
     if sampled:
-        data["train"], data["dev"] = read_train_and_dev(spec, resolve_splits(spec, root, ["train"])["train"])
+        data["train"], data["dev"] = read_train_and_dev(spec, split_files(spec, root, ["train"])["train"])
     for split in wanted:
         if not data[split].sentences:  # a tagger can neither train nor be scored on it: an empty or all-comment file
             raise InputError(data[split].path, None, f"the {split} split of {spec.name} holds no sentences")
     return {split: data[split] for split in wanted}
 
 
-def types_missing_from_train(data: dict[str, SplitData], spans: bool) -> list[tuple[str, str, int]]:
-    """(split, type, first line) for each entity type (`spans`: NER) or tag (PoS) of the other splits that train never
+def types_missing_from_train(data: dict[str, SplitData], spans: bool) -> list[tuple[str, str, Path, int]]:
+    """(split, type, file, first line) for each entity type (`spans`: NER) or tag (PoS) of the other splits that train never
     holds: a tagger cannot learn it, so every occurrence is an error it cannot avoid (often a typo in the file)."""
     def types_of(tag: str) -> Optional[str]:
         return (tag.partition("-")[2] or None) if spans else tag
@@ -158,20 +200,20 @@ def types_missing_from_train(data: dict[str, SplitData], spans: bool) -> list[tu
     if "train" not in data:
         return []
     trained = {types_of(tag) for sentence in data["train"].sentences for tag in sentence.tags}
-    missing: dict[tuple[str, str], int] = {}
+    missing: dict[tuple[str, str], tuple[Path, int]] = {}
     for split, part in data.items():
         for sentence in part.sentences:
             for tag, line in zip(sentence.tags, sentence.lines):
                 kind = types_of(tag)
                 if kind is not None and kind not in trained:
-                    missing.setdefault((split, kind), line)
-    return [(split, kind, line) for (split, kind), line in missing.items()]
+                    missing.setdefault((split, kind), (sentence.path or part.path, line))
+    return [(split, kind, path, line) for (split, kind), (path, line) in missing.items()]
 
 
 def missing_type_warnings(data: dict[str, SplitData], spans: bool) -> list[str]:
     """One line per type (tag) of dev or test that train never holds, naming the file and the first line it is on."""
     what = "type" if spans else "tag"
     return [
-        f"{data[split].path}:{line}: {what} '{kind}' of {split} never occurs in train: no tagger can learn it"
-        for split, kind, line in types_missing_from_train(data, spans)
+        f"{path}:{line}: {what} '{kind}' of {split} never occurs in train: no tagger can learn it"
+        for split, kind, path, line in types_missing_from_train(data, spans)
     ]

@@ -6,13 +6,23 @@ a registered one. The keys, with their defaults:
 
     path          the folder (relative to `base`: the experiment file's folder, or the current one)
     name          the corpus in run ids and tables (default: the folder's name)
-    format        column (default), conllu, or spans_json (CLUENER-style JSON lines)
+    format        column (default), conllu, spans_json (CLUENER-style JSON lines), webanno (WebAnno TSV 3.x,
+                  INCEpTION's export) or jsonl (doccano JSONL, Label Studio JSON): `formats.READERS`
     sep           column: whitespace (default: any run of whitespace), tab or space
-    text, label   column: token and tag column, counted from 0, negative from the end (0, -1);
-                  conllu: label is a column (index or name, e.g. xpos) or misc:KEY (no default)
-    scheme        auto (default: the rule of `tags.SchemeEvidence`), bio, iob1 or bioes; read as BIO
-    train, dev, test   file names in the folder (default: the one file whose name holds
-                  `train`, `dev` or `valid`, `test`)
+    text, label   column: token and tag column, counted from 0, negative from the end (0, -1), or named as in
+                  the header; conllu: label is a column (index or name, e.g. xpos) or misc:KEY (no default)
+    header        column: auto (default: a first line whose label cell is no tag is a header, skipped; with
+                  scheme io or task pos only where a column is named), true or false
+    sentence_end  column: COLUMN:FLAG|FLAG (a header name or number): a token whose cell holds a flag ends its
+                  sentence, except where an entity continues; NoSpaceAfter there: no whitespace after the token
+    layer, feature  webanno: the span layer (full or short name; default the NamedEntity layer) and its feature
+                  holding the type (default value)
+    scheme        auto (default: the rule of `tags.SchemeEvidence`), bio, iob1, bioes or io (column, conllu:
+                  bare types, an entity starting at each change of type); all read as BIO
+    max_tokens    a longer sentence is split (`long_sentences.py`; default 250); null keeps every sentence whole
+    train, dev, test   a file, a folder (its files, subfolders too, in name order), a glob (`train/*.tsv`) or a
+                  list of them (default: the one file whose name holds `train`, `dev` or `valid`, `test`, or a
+                  subfolder named train, dev or valid, test); every file's checksum goes into the fingerprint
     dev_fraction  without a dev file: dev is this share of train (a fixed sample, labeled.DEV_SEED)
     encoding      utf-8 (default)
     comment       column: lines starting with this text are skipped (default: none)
@@ -24,26 +34,33 @@ a registered one. The keys, with their defaults:
 import codecs
 import hashlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
-from flairsuite.corpora.readers import CONLLU_COLUMNS, SEPARATORS, read_tagged
+from flairsuite.corpora.formats import READERS, SPAN_FORMATS, read_tagged
+from flairsuite.corpora.long_sentences import MAX_TOKENS
+from flairsuite.corpora.readers import CONLLU_COLUMNS, SEPARATORS, TaggedSentence
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, FileSpec, FormatSpec, names
 from flairsuite.corpora.tags import AS_BIO, PREFIXES, SchemeEvidence, split_tag
+from flairsuite.corpora.webanno import DEFAULT_FEATURE, NAMED_ENTITY
 from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
 from flairsuite.values import is_int, is_number, show
 
-FORMATS = ("column", "conllu", "spans_json")
+FORMATS = tuple(READERS)
 SCHEMES = ("auto", *PREFIXES)
 KEYS = ("name", "path", "format", "sep", "text", "label", "scheme", "train", "dev", "test", "dev_fraction", "encoding", "comment", "docstart",
-        "task")
+        "task", "header", "sentence_end", "layer", "feature", "max_tokens")
 OWN_TASKS = ("ner", "pos")
-ONLY_FOR = {"sep": ("column",), "text": ("column",), "comment": ("column",), "docstart": ("column",), "label": ("column", "conllu")}
+ONLY_FOR = {"sep": ("column",), "text": ("column",), "comment": ("column",), "docstart": ("column",), "label": ("column", "conllu"),
+            "header": ("column",), "sentence_end": ("column",), "layer": ("webanno",), "feature": ("webanno",)}
 FILE_WORDS = {"train": ("train",), "dev": ("dev", "valid"), "test": ("test",)}
 DOCSTART = "-DOCSTART-"
 FORMAT_RECORD = ("kind", "sep", "text", "label", "comment", "docstart")  # the FormatSpec keys an own corpus sets
+NEW_FORMAT_RECORD = ("header", "sentence_end", "layer", "feature")  # recorded where set (so earlier records stay as they were)
+HEADERS = {"auto": None, "true": True, "false": False}
+GLOB_CHARACTERS = frozenset("*?[")
 
 
 def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -52,9 +69,33 @@ def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
     return value
 
 
-def _column(key: str, value: Any) -> int:
-    if not is_int(value):
-        raise FlairsuiteError(f"{key}: {show(value)} is not a column number (0 is the first, -1 the last)")
+def _column(key: str, value: Any) -> Union[int, str]:
+    if not is_int(value) and not (isinstance(value, str) and value.strip()):
+        raise FlairsuiteError(f"{key}: {show(value)} is not a column number (0 is the first, -1 the last) nor a header's column name")
+    return value
+
+
+def _header(value: Any) -> Optional[bool]:
+    """`header:` as True, False or None (auto)."""
+    key = str(value).lower() if isinstance(value, (bool, str)) else None
+    if key not in HEADERS:
+        raise FlairsuiteError(f"header: {show(value)} is not one of auto, true, false")
+    return HEADERS[key]
+
+
+def _sentence_end(value: Any) -> Optional[str]:
+    """`sentence_end: COLUMN:FLAG|FLAG`, checked."""
+    if value is None:
+        return None
+    column, _, flags = str(value).partition(":") if isinstance(value, str) else ("", "", "")
+    if not column.strip() or not all(flag.strip() for flag in flags.split("|")):
+        raise FlairsuiteError(f"sentence_end: {show(value)} is not COLUMN:FLAG|FLAG, e.g. MISC:EndOfSentence (a header name or a column number)")
+    return value
+
+
+def _max_tokens(value: Any) -> Optional[int]:
+    if value is not None and (not is_int(value) or value < 1):
+        raise FlairsuiteError(f"max_tokens: {show(value)} is not a number of tokens (at least 1), or null to keep long sentences whole")
     return value
 
 
@@ -82,13 +123,25 @@ def _format(entry: Mapping[str, Any]) -> FormatSpec:
             raise FlairsuiteError(f"{key}: applies to format {' or '.join(kinds)} only, not to {kind}")
     if kind == "conllu":
         return FormatSpec(kind, label=_conllu_label(entry.get("label")))
-    if kind == "spans_json":
+    if kind in ("spans_json", "jsonl"):
         return FormatSpec(kind)
+    if kind == "webanno":
+        return FormatSpec(kind, layer=_text("layer", entry.get("layer", NAMED_ENTITY)), feature=_text("feature", entry.get("feature", DEFAULT_FEATURE)))
     text, label = _column("text", entry.get("text", 0)), _column("label", entry.get("label", -1))
     if text == label:
         raise FlairsuiteError(f"text and label are the same column ({text})")
     sep = _choice("sep", entry.get("sep", "whitespace"), tuple(SEPARATORS))
-    return FormatSpec(kind, sep, text, label, _text("comment", entry.get("comment")), _text("docstart", entry.get("docstart", DOCSTART)))
+    return FormatSpec(kind, sep, text, label, _text("comment", entry.get("comment")), _text("docstart", entry.get("docstart", DOCSTART)),
+                      header=_header(entry.get("header", "auto")), sentence_end=_sentence_end(entry.get("sentence_end")))
+
+
+def _resolved_header(fmt: FormatSpec, task: str, scheme: str) -> FormatSpec:
+    """`header: auto` as the reader applies it: by the label cell (readers.is_tag) for BIO-like NER tags; with scheme io or
+    task pos, where every cell could be a tag, a header only where a column is named."""
+    if fmt.kind != "column" or fmt.header is not None or (task == "ner" and scheme != "io"):
+        return fmt
+    named = any(isinstance(c, str) and not c.lstrip("-").isdigit() for c in (fmt.text, fmt.label, (fmt.sentence_end or "0").partition(":")[0]))
+    return replace(fmt, header=named)
 
 
 def _dev_fraction(value: Any) -> Optional[float]:
@@ -104,35 +157,64 @@ def _encoding(value: Any) -> str:
         raise FlairsuiteError(f"encoding: {show(value)} is not a known text encoding, e.g. utf-8") from None
 
 
-def find_files(folder: Path, given: Mapping[str, Any], wanted: Sequence[str] = SPLITS) -> dict[str, Path]:
-    """split -> file: those named in `given`, the others of `wanted` found by name (`*train*`, `*dev*` or `*valid*`, `*test*`);
-    absent splits left out."""
+def _files_below(folder: Path) -> list[Path]:
+    """The files in `folder` and its subfolders, hidden ones aside, in name order (`a/1.tsv` before `b.tsv`)."""
+    return sorted(
+        (p for p in folder.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)),
+        key=lambda p: p.relative_to(folder).parts,
+    )
+
+
+def _given_files(folder: Path, split: str, value: Any) -> list[Path]:
+    """The files `split: VALUE` names: a file, a folder (its files), a glob, or a list of those; in order, each once."""
+    items = value if isinstance(value, list) and value else [value]
+    found: list[Path] = []
+    for item in items:
+        path = folder / _text(split, item)
+        if GLOB_CHARACTERS & set(item):
+            matched = sorted(p for p in folder.glob(item) if p.is_file())
+            if not matched:
+                raise FlairsuiteError(f"{path}: no {split} file matches")
+        elif path.is_dir():
+            matched = _files_below(path)
+            if not matched:
+                raise FlairsuiteError(f"{path}: the {split} folder holds no file")
+        elif path.is_file():
+            matched = [path]
+        else:
+            raise FlairsuiteError(f"{path}: {split} file not found")
+        found.extend(p for p in matched if p not in found)
+    return found
+
+
+def find_files(folder: Path, given: Mapping[str, Any], wanted: Sequence[str] = SPLITS) -> dict[str, list[Path]]:
+    """split -> its files: those `given` names (`_given_files`), the others of `wanted` found by name (the one file whose
+    name holds `train`, `dev` or `valid`, `test`, or a subfolder of that name: its files); absent splits left out."""
     if folder.is_file():
         raise FlairsuiteError(f"{folder}: a file; a corpus is a folder holding its train, dev and test files")
     if not folder.is_dir():
         raise FlairsuiteError(f"{folder}: no such folder")
-    files = {}
-    for split in SPLITS:
-        if given.get(split) is not None:
-            path = folder / _text(split, given[split])
-            if not path.is_file():
-                raise FlairsuiteError(f"{path}: {split} file not found")
-            files[split] = path
-    others = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".") and p not in files.values())
+    files = {split: _given_files(folder, split, given[split]) for split in SPLITS if given.get(split) is not None}
+    taken = {path for paths in files.values() for path in paths}
+    others = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".") and p not in taken)
+    subfolders = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     for split in wanted:
         if split not in files:
             found = [p for p in others if any(word in p.name.lower() for word in FILE_WORDS[split])]
+            found += [p for p in subfolders if p.name.lower() in FILE_WORDS[split] and _files_below(p)]
             if len(found) > 1:
-                names_found = ", ".join(p.name for p in found)
+                names_found = ", ".join(p.name + ("/" if p.is_dir() else "") for p in found)
                 raise FlairsuiteError(f"{folder}: {len(found)} files could be the {split} split ({names_found}): name one with `{split}: FILE`")
-            files.update({split: found[0]} if found else {})
+            if found:
+                files[split] = _files_below(found[0]) if found[0].is_dir() else found
     for first, second in ((a, b) for i, a in enumerate(SPLITS) for b in SPLITS[i + 1 :]):
-        if first in files and files[first] == files.get(second):
-            raise FlairsuiteError(f"{files[first]}: both the {first} and the {second} file: name the files with `{first}:` and `{second}:`")
+        shared = set(files.get(first, ())) & set(files.get(second, ()))
+        if shared:
+            raise FlairsuiteError(f"{min(shared)}: both the {first} and the {second} file: name the files with `{first}:` and `{second}:`")
     return files
 
 
-def _check_splits(folder: Path, files: dict[str, Path], dev_fraction: Optional[float]) -> None:
+def _check_splits(folder: Path, files: dict[str, list[Path]], dev_fraction: Optional[float]) -> None:
     """The amended missing-splits rule: train and test must be files; dev is a file or, with dev_fraction, a share of train."""
     if "train" not in files:
         raise FlairsuiteError(f"{folder}: no train file (no file name holds 'train'): name it with `train: FILE`")
@@ -144,7 +226,7 @@ def _check_splits(folder: Path, files: dict[str, Path], dev_fraction: Optional[f
             "or take a fixed share of train with `dev_fraction: 0.1`"
         )
     if "dev" in files and dev_fraction is not None:
-        raise FlairsuiteError(f"{folder}: dev_fraction takes dev from train, but {files['dev'].name} is a dev file: drop one of the two")
+        raise FlairsuiteError(f"{folder}: dev_fraction takes dev from train, but {files['dev'][0].name} is a dev file: drop one of the two")
 
 
 def sha256(path: Path) -> str:
@@ -157,40 +239,53 @@ def sha256(path: Path) -> str:
 
 
 def _tag_hint(fmt: FormatSpec) -> str:
-    return f"; tags are read from column {fmt.label} (`label:`)" if fmt.kind != "spans_json" else ""
+    if fmt.kind == "webanno":
+        return f"; entities are read from layer {fmt.layer}, feature {fmt.feature} (`layer:`, `feature:`)"
+    return f"; tags are read from column {fmt.label} (`label:`)" if fmt.kind not in SPAN_FORMATS else ""
 
 
-def _scan(files: dict[str, Path], fmt: FormatSpec, encoding: str, scheme: str) -> tuple[str, str, list[str]]:
+def _sentences(files: dict[str, list[Path]], fmt: FormatSpec, encoding: str, lengths: Counter) -> Iterator[tuple[Path, TaggedSentence]]:
+    """(file, sentence) of every file of every split, raw tags; `lengths` counts the sentences of each length."""
+    for paths in files.values():
+        for path in paths:
+            for sentence in read_tagged(path, fmt, encoding, Counter()):
+                lengths[len(sentence.tokens)] += 1
+                yield path, sentence
+
+
+def _file_names(files: dict[str, list[Path]]) -> str:
+    listed = [path for paths in files.values() for path in paths]
+    return ", ".join(p.name for p in listed[:3]) + (f" and {len(listed) - 3} more" if len(listed) > 3 else "")
+
+
+def _scan(files: dict[str, list[Path]], fmt: FormatSpec, encoding: str, scheme: str, lengths: Counter) -> tuple[str, str, list[str]]:
     """Read every file once: (scheme, how it was chosen, entity types); an ill-formed tag or one outside `scheme` is an error at its line."""
     evidence = SchemeEvidence()
     allowed = PREFIXES["bioes" if scheme == "auto" else scheme]  # E- and S- only where the scheme has them
-    for path in files.values():
-        for sentence in read_tagged(path, fmt, encoding, Counter()):
-            for tag, line in zip(sentence.tags, sentence.lines):
-                try:
-                    prefix, _ = split_tag(tag, PREFIXES["bioes"])
-                except ValueError as err:
-                    raise InputError(path, line, f"{err}{_tag_hint(fmt)}") from None
-                if prefix in AS_BIO and prefix not in allowed:
-                    raise InputError(path, line, f"tag '{tag}' is BIOES, but the corpus says scheme: {scheme}: use scheme: bioes or auto")
-            evidence.add(sentence.tags)
+    for path, sentence in _sentences(files, fmt, encoding, lengths):
+        for tag, line in zip(sentence.tags, sentence.lines):
+            try:
+                prefix, _ = split_tag(tag, PREFIXES["bioes"])
+            except ValueError as err:
+                raise InputError(path, line, f"{err}{_tag_hint(fmt)}") from None
+            if prefix in AS_BIO and prefix not in allowed:
+                raise InputError(path, line, f"tag '{tag}' is BIOES, but the corpus says scheme: {scheme}: use scheme: bioes or auto")
+        evidence.add(sentence.tags)
     if not evidence.types:
-        files_read = ", ".join(p.name for p in files.values())
-        raise FlairsuiteError(f"{files_read}: no entity tag at all, only O{_tag_hint(fmt)}")
+        raise FlairsuiteError(f"{_file_names(files)}: no entity tag at all, only O{_tag_hint(fmt)}")
     if scheme != "auto":
         return scheme, "given", sorted(evidence.types)
     found, reason = evidence.scheme()
     return found, f"auto: {reason}", sorted(evidence.types)
 
 
-def _scan_tags(files: dict[str, Path], fmt: FormatSpec, encoding: str) -> list[str]:
+def _scan_tags(files: dict[str, list[Path]], fmt: FormatSpec, encoding: str, lengths: Counter) -> list[str]:
     """Read every file once (a token without a tag is an error at its line): the sorted set of its tags."""
     tags: set[str] = set()
-    for path in files.values():
-        for sentence in read_tagged(path, fmt, encoding, Counter()):
-            tags.update(sentence.tags)
+    for _, sentence in _sentences(files, fmt, encoding, lengths):
+        tags.update(sentence.tags)
     if not tags:
-        raise FlairsuiteError(f"{', '.join(p.name for p in files.values())}: no tag at all{_tag_hint(fmt)}")
+        raise FlairsuiteError(f"{_file_names(files)}: no tag at all{_tag_hint(fmt)}")
     return sorted(tags)
 
 
@@ -201,7 +296,7 @@ def _label_type(fmt: FormatSpec) -> str:
     return "pos"
 
 
-def _check_needed(folder: Path, files: dict[str, Path], dev_fraction: Optional[float], needed: Sequence[str]) -> None:
+def _check_needed(folder: Path, files: dict[str, list[Path]], dev_fraction: Optional[float], needed: Sequence[str]) -> None:
     """For scoring a model on some splits only (`flairsuite evaluate`): each of `needed` is a file (dev: or a share of train)."""
     for split in needed:
         if split not in files and not (split == "dev" and dev_fraction is not None and "train" in files):
@@ -230,6 +325,10 @@ def own_corpus(entry: Mapping[str, Any], base: Path, needed: Optional[Sequence[s
         task = _choice("task", entry.get("task", "ner"), OWN_TASKS)
         if task != "ner" and "scheme" in entry:
             raise FlairsuiteError(f"scheme: applies to task ner only (task {task} reads every tag as it is)")
+        if scheme == "io" and fmt.kind in SPAN_FORMATS:
+            raise FlairsuiteError(f"scheme: io applies to tag columns (column, conllu); format {fmt.kind} holds spans")
+        max_tokens = _max_tokens(entry.get("max_tokens", MAX_TOKENS))
+        fmt = _resolved_header(replace(fmt, scheme="io") if scheme == "io" else fmt, task, scheme)
     except FlairsuiteError as err:
         raise FlairsuiteError(f"{name}: {err}") from None
     # scoring a model reads only the splits it scores (dev from a share of train needs train)
@@ -239,10 +338,11 @@ def own_corpus(entry: Mapping[str, Any], base: Path, needed: Optional[Sequence[s
         _check_splits(folder, files, dev_fraction)
     else:
         _check_needed(folder, files, dev_fraction, needed)
+    lengths: Counter = Counter()
     if task == "ner":
-        scheme, rule, types = _scan(files, fmt, encoding, scheme)
+        scheme, rule, types = _scan(files, fmt, encoding, scheme, lengths)
     else:
-        scheme, rule, types = "bio", None, _scan_tags(files, fmt, encoding)
+        scheme, rule, types = "bio", None, _scan_tags(files, fmt, encoding, lengths)
     return DatasetSpec(
         name=name,
         title=f"own corpus in {folder}",
@@ -254,42 +354,64 @@ def own_corpus(entry: Mapping[str, Any], base: Path, needed: Optional[Sequence[s
         format=replace(fmt, scheme=scheme),
         types=tuple(types),
         encoding=encoding,
-        splits={split: FileSpec(split, (str(path),)) for split, path in files.items()},
+        splits={split: FileSpec(split, (str(paths[0]),), parts=tuple(map(str, paths)) if len(paths) > 1 else ()) for split, paths in files.items()},
         fetch="own",
         dev_fraction=dev_fraction,
-        checksums={split: sha256(path) for split, path in files.items()},
+        checksums={split: sha256(paths[0]) for split, paths in files.items() if len(paths) == 1},
         scheme_rule=rule,
+        max_tokens=max_tokens,
+        long_sentences=0 if max_tokens is None else sum(count for length, count in lengths.items() if length > max_tokens),
+        part_checksums={split: tuple((str(path.relative_to(folder)), sha256(path)) for path in paths)
+                        for split, paths in files.items() if len(paths) > 1},
     )
 
 
 def corpus_record(spec: DatasetSpec) -> dict[str, Any]:
     """What an own corpus's runs depend on, for their fingerprint and metrics.json: reading settings, scheme, labels, file checksums, dev_fraction.
 
-    The folder is not part of it: the same files elsewhere are the same corpus.
+    The folder is not part of it: the same files elsewhere are the same corpus. A split of several files lists each (its
+    path in the folder and checksum). Keys added since the first records appear only where they change what is read
+    (`header: true`, `sentence_end`, a webanno layer, `max_tokens` where some sentence is longer), so a corpus read as
+    before keeps its fingerprint.
     """
+    fields = asdict(spec.format)
+    files: dict[str, Any] = {}
+    for split, entry in spec.splits.items():
+        if split in spec.part_checksums:
+            files[split] = [{"file": name, "sha256": digest} for name, digest in spec.part_checksums[split]]
+        else:
+            files[split] = {"file": Path(entry.files[0]).name, "sha256": spec.checksums[split]}
     return {
         **({"task": spec.task} if spec.task != "ner" else {}),  # NER corpora's records (and fingerprints) stay as they were
-        "format": {key: value for key, value in asdict(spec.format).items() if key in FORMAT_RECORD},
+        "format": {**{key: value for key, value in fields.items() if key in FORMAT_RECORD},
+                   **{key: fields[key] for key in NEW_FORMAT_RECORD if fields[key] not in (None, False)}},
         "encoding": spec.encoding,
         "scheme": spec.format.scheme,
         "labels": list(spec.types),
-        "files": {split: {"file": Path(entry.files[0]).name, "sha256": spec.checksums[split]} for split, entry in spec.splits.items()},
+        "files": files,
         "dev_fraction": spec.dev_fraction,
+        **({"max_tokens": spec.max_tokens} if spec.long_sentences else {}),
     }
 
 
 def entry_from_texts(entry: Mapping[str, str]) -> dict[str, Any]:
-    """An entry from command-line texts: `text` and `label` as integers and `dev_fraction` as a number where they read as such."""
+    """An entry from command-line texts: `text`, `label` and `max_tokens` as integers and `dev_fraction` as a number where
+    they read as such; `max_tokens=null` (or none) as null."""
     typed: dict[str, Any] = dict(entry)
-    for key, convert in (("text", int), ("label", int), ("dev_fraction", float)):
+    for key, convert in (("text", int), ("label", int), ("dev_fraction", float), ("max_tokens", int)):
         try:
             typed[key] = convert(entry[key])
         except (KeyError, ValueError):
             pass
+    if str(typed.get("max_tokens", "")).lower() in ("null", "none"):
+        typed["max_tokens"] = None
     return typed
 
 
 def is_folder_argument(argument: str) -> bool:
-    """Whether a command's NAME_OR_PATH argument means a folder: it has a path separator, or names something on disk and no registered name (a file is then a one-line error)."""
+    """Whether a command's NAME_OR_PATH argument means a folder.
+
+    It does when it has a path separator, or names something on disk and no registered name (a file is then a one-line error).
+    """
     return "/" in argument or "\\" in argument or (argument not in names() and Path(argument).exists())
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from flairsuite.corpora.registry import FormatSpec
+from flairsuite.corpora.tags import OUTSIDE, PREFIXES, continues, split_tag
 from flairsuite.errors import InputError
 
 log = logging.getLogger("flairsuite")
@@ -33,6 +34,7 @@ class TaggedSentence:
     tags: list[str] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
     whitespace_after: list[bool] = field(default_factory=list)
+    path: Optional[Path] = None  # the file, where a split has several (labeled.read_split)
 
     def add(self, token: str, tag: str, line: int, whitespace_after: bool = True) -> None:
         self.tokens.append(token)
@@ -68,34 +70,115 @@ def _width(column: int) -> int:
     return column + 1 if column >= 0 else -column
 
 
-def read_column(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSentence]:
-    """Sentences of a CoNLL-style column file (token and tag columns given by `fmt`; negative ones count from the end)."""
+HEADER_SKIPPED = "header line skipped"
+FLAG_IN_ENTITY = "sentence-end flag inside an entity ignored"
+FLAG_SENTENCE_END = "sentence ended by a flag"
+NO_SPACE_FLAGS = frozenset({"NoSpaceAfter", "SpaceAfter=No"})  # in the flag column: no whitespace after the token
+
+
+TAG_LIKE = re.compile(r"[A-Za-z][-_]\S")  # a misspelt tag (b-per, B_PER), not a column name: `header: auto` takes it for no header
+
+
+def is_tag(cell: str) -> bool:
+    """Whether a label cell is an entity tag (O, or a BIO/IOB1/BIOES one): the test `header: auto` makes of a first line."""
+    try:
+        split_tag(cell, PREFIXES["bioes"])
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """Where a column file's token, tag and flag cells are, once its first line (maybe a header) is read."""
+
+    text: int
+    label: int
+    flags: Optional[int] = None
+    end_flags: frozenset[str] = frozenset()
+
+
+def _index(column: Union[int, str], names: Optional[list[str]], key: str, path: Path, lineno: int) -> int:
+    """A column by number, or by its name in the header `names`."""
+    if isinstance(column, int):
+        return column
+    if column.lstrip("-").isdigit():
+        return int(column)
+    if names is None:
+        raise InputError(path, lineno, f"{key}: '{column}' names a column, but the file has no header line: give header: true or a column number")
+    folded = [name.casefold() for name in names]
+    if column not in names and column.casefold() not in folded:
+        raise InputError(path, lineno, f"{key}: no column named '{column}' in the header line (its cells: {' '.join(names)}); "
+                                       "a column is named by the file's header line or numbered (0 the first, -1 the last)")
+    return names.index(column) if column in names else folded.index(column.casefold())
+
+
+def _plan(fields: list[str], fmt: FormatSpec, path: Path, lineno: int) -> tuple[ColumnPlan, bool]:
+    """The columns of a file from its first token line, and whether that line is a header (`fmt.header`; None: auto, a
+    header where a column is named, or where the line has two columns or more and its label cell is no tag, nor looks
+    like a misspelt one)."""
+    named = any(isinstance(c, str) and not c.lstrip("-").isdigit() for c in (fmt.text, fmt.label, _flag_column(fmt)))
+    header = fmt.header
+    if header is None:
+        label = fmt.label
+        header = named or (isinstance(label, int) and len(fields) >= max(2, _width(label)) and not is_tag(fields[label].strip())
+                           and not TAG_LIKE.match(fields[label].strip()))
+    names = [field.strip() for field in fields] if header else None
+    flag_column = _flag_column(fmt)
+    plan = ColumnPlan(
+        _index(fmt.text, names, "text", path, lineno),
+        _index(fmt.label, names, "label", path, lineno),
+        None if flag_column is None else _index(flag_column, names, "sentence_end", path, lineno),
+        frozenset(fmt.sentence_end.partition(":")[2].split("|")) if fmt.sentence_end else frozenset(),
+    )
+    return plan, bool(header)
+
+
+def _flag_column(fmt: FormatSpec) -> Optional[str]:
+    return fmt.sentence_end.partition(":")[0] if fmt.sentence_end else None
+
+
+def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Counter] = None) -> Iterator[TaggedSentence]:
+    """Sentences of a CoNLL-style column file (token and tag columns given by `fmt`; negative ones count from the end).
+
+    Own corpora may also have a header line naming the columns (`fmt.header`: True, or None to take a first line whose
+    label cell is no tag for one), and a flag column whose flags end a sentence (`fmt.sentence_end`,
+    `COLUMN:FLAG|FLAG`; not inside an entity); both counted in `repairs`.
+    """
+    repairs = Counter() if repairs is None else repairs
     separator = SEPARATORS[fmt.sep]
-    needed = max(_width(fmt.text), _width(int(fmt.label)), 2)
+    plan: Optional[ColumnPlan] = None
     sentence = TaggedSentence()
     first: Optional[tuple[int, int]] = None  # (line, columns) of the first token line: every token line has as many
+    flagged = False  # the last token's flags end its sentence
     for lineno, line in read_lines(path, encoding):
         if not line.strip():
             if sentence.tokens:
                 yield sentence
-            sentence = TaggedSentence()
+            sentence, flagged = TaggedSentence(), False
             continue
         if fmt.comment and line.startswith(fmt.comment):
             continue
         # whitespace, as Flair's ColumnCorpus: trailing whitespace is cut, then any run of whitespace separates
         # columns (a line starting with whitespace has an empty first column)
         fields = WHITESPACE.split(line.rstrip()) if separator is None else line.split(separator)
-        if fmt.docstart and len(fields) >= _width(fmt.text) and fields[fmt.text] == fmt.docstart:
+        if plan is None:
+            plan, header = _plan(fields, fmt, path, lineno)
+            if header:
+                repairs[HEADER_SKIPPED] += 1
+                continue
+        if fmt.docstart and len(fields) >= _width(plan.text) and fields[plan.text] == fmt.docstart:
             # a document marker (whatever its column count) is no token, and ends any open sentence
             if sentence.tokens:
                 yield sentence
-            sentence = TaggedSentence()
+            sentence, flagged = TaggedSentence(), False
             continue
+        needed = max(_width(plan.text), _width(plan.label), 2, 0 if plan.flags is None else _width(plan.flags))
         if len(fields) < needed:
             raise InputError(
                 path, lineno, f"expected at least {needed} {fmt.sep}-separated columns, found {len(fields)}"
             )
-        token, tag = fields[fmt.text], fields[int(fmt.label)]
+        token, tag = fields[plan.text], fields[plan.label].strip()
         if not token.strip():
             raise InputError(path, lineno, "empty token")
         width = len(fields) if separator is None else len(line.rstrip(separator).split(separator))  # trailing empty columns aside
@@ -104,13 +187,23 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSe
         elif width != first[1]:  # e.g. a token holding a space in a whitespace-separated file: its columns shift
             raise InputError(path, lineno, f"{width} {fmt.sep}-separated columns, but line {first[0]} has {first[1]}: every token line needs "
                              "the same columns (a token with a space in it? then separate the columns by tabs: sep tab)")
-        sentence.add(token, tag.strip(), lineno)
+        if flagged:
+            if continues(sentence.tags[-1], tag, fmt.scheme):
+                repairs[FLAG_IN_ENTITY] += 1
+            else:
+                repairs[FLAG_SENTENCE_END] += 1
+                yield sentence
+                sentence = TaggedSentence()
+        flags = set(fields[plan.flags].strip().split("|")) if plan.flags is not None else set()
+        sentence.add(token, tag, lineno, not flags & NO_SPACE_FLAGS)
+        flagged = bool(flags & plan.end_flags)
     if sentence.tokens:
         yield sentence
 
 
-def _conllu_label(fields: list[str], label: Union[int, str], path: Path, lineno: int) -> str:
-    """The label of a CoNLL-U line: a column by index or name (`upos`), or `misc:KEY` (the value of KEY= in MISC)."""
+def _conllu_label(fields: list[str], label: Union[int, str], repairs: Counter) -> str:
+    """The label of a CoNLL-U line: a column by index or name (`upos`), or `misc:KEY` (the value of KEY= in MISC; a token
+    without KEY= is `O`, counted)."""
     if isinstance(label, int):
         return fields[label]
     if label in CONLLU_COLUMNS:
@@ -119,11 +212,13 @@ def _conllu_label(fields: list[str], label: Union[int, str], path: Path, lineno:
     for item in fields[9].split("|"):
         if item.startswith(key):
             return item[len(key) :]
-    raise InputError(path, lineno, f"MISC column has no '{key}' entry")
+    repairs[f"token without {key} in MISC read as O"] += 1
+    return OUTSIDE
 
 
-def read_conllu(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSentence]:
+def read_conllu(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Counter] = None) -> Iterator[TaggedSentence]:
     """Sentences of a CoNLL-U file; multiword-token ranges and empty nodes are skipped."""
+    repairs = Counter() if repairs is None else repairs
     sentence = TaggedSentence()
     for lineno, line in read_lines(path, encoding):
         if not line.strip():
@@ -141,7 +236,7 @@ def read_conllu(path: Path, fmt: FormatSpec, encoding: str) -> Iterator[TaggedSe
         if not fields[1].strip():
             raise InputError(path, lineno, "empty token")
         no_space = "SpaceAfter=No" in fields[9].split("|")
-        sentence.add(fields[1], _conllu_label(fields, fmt.label, path, lineno), lineno, not no_space)
+        sentence.add(fields[1], _conllu_label(fields, fmt.label, repairs), lineno, not no_space)
     if sentence.tokens:
         yield sentence
 
@@ -212,14 +307,3 @@ def read_spans_json(
             sentence.add(char, tag, lineno, whitespace_after=False)
         if sentence.tokens:
             yield sentence
-
-
-def read_tagged(path: Path, fmt: FormatSpec, encoding: str, repairs: Counter) -> Iterator[TaggedSentence]:
-    """Sentences with raw tags of a labeled file in any labeled format (`column`, `conllu`, `spans_json`)."""
-    if fmt.kind == "column":
-        return read_column(path, fmt, encoding)
-    if fmt.kind == "conllu":
-        return read_conllu(path, fmt, encoding)
-    if fmt.kind == "spans_json":
-        return read_spans_json(path, fmt, encoding, repairs)
-    raise InputError(path, None, f"format '{fmt.kind}' is not a labeled format")

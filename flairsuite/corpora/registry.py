@@ -1,16 +1,14 @@
 """The corpus registry: typed access to `registry.yaml`, with dataset options applied."""
 
 import copy
-import difflib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Optional, Union
 
-import yaml
-
 from flairsuite.errors import FlairsuiteError, unknown_name_error
+from flairsuite.yaml_file import parse_yaml
 
 SPLITS = ("train", "dev", "test")
 
@@ -21,7 +19,7 @@ class FormatSpec:
 
     kind: str
     sep: str = "whitespace"
-    text: int = 0
+    text: Union[int, str] = 0  # a column name where the file has a header
     label: Union[int, str] = 1
     comment: Optional[str] = None
     docstart: Optional[str] = None
@@ -30,6 +28,11 @@ class FormatSpec:
     quotechar: str = '"'
     column: int = 0
     field: str = "text"
+    # own corpora (flairsuite/corpora/own.py) only:
+    header: Optional[bool] = False  # column: the first line names the columns; None: auto (readers.has_header)
+    sentence_end: Optional[str] = None  # column: COLUMN:FLAG|FLAG, a token whose cell holds a flag ends its sentence
+    layer: Optional[str] = None  # webanno: the span layer read (full or short name)
+    feature: Optional[str] = None  # webanno: its feature that holds the entity type
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class FileSpec:
     sha256: Optional[str] = None
     git_blob: Optional[str] = None
     member: Optional[str] = None
+    parts: tuple[str, ...] = ()  # own corpora: the files that together are the split, in reading order (then `files` names the first)
     derive: Optional[str] = None
     derive_sources: dict[str, list[str]] = field(default_factory=dict)
     derived_sha256: Optional[str] = None
@@ -77,6 +81,9 @@ class DatasetSpec:
     dev_fraction: Optional[float] = None  # dev is this fixed, seeded share of train (labeled.py)
     checksums: dict[str, str] = field(default_factory=dict)  # split -> sha256 of its file
     scheme_rule: Optional[str] = None  # how the scheme was chosen, e.g. "auto: 12 E-/S- tags"
+    max_tokens: Optional[int] = None  # a longer sentence is split (long_sentences.py); None: sentences as the files have them
+    long_sentences: int = 0  # how many sentences of the files are longer than max_tokens
+    part_checksums: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # split of several files -> (name, sha256) each
 
     def directory(self, root: Path) -> Path:
         """The dataset's folder below the corpora directory `root`."""
@@ -109,8 +116,8 @@ class DatasetSpec:
 
 @lru_cache(maxsize=1)
 def _raw_registry() -> dict[str, dict[str, Any]]:
-    text = resources.files("flairsuite.corpora").joinpath("registry.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    path = resources.files("flairsuite.corpora").joinpath("registry.yaml")
+    return parse_yaml(path.read_text(encoding="utf-8"), str(path))
 
 
 def names() -> list[str]:

@@ -14,7 +14,8 @@ from typing import Optional
 
 OUTSIDE = "O"
 BIO_PREFIXES = ("B", "I")
-PREFIXES = {"bio": BIO_PREFIXES, "iob1": BIO_PREFIXES, "bioes": ("B", "I", "E", "S")}  # scheme -> prefixes it allows
+# scheme -> prefixes it allows; IO files are read as BIO by the reader (`io_as_bio`), so their tags are BIO here
+PREFIXES = {"bio": BIO_PREFIXES, "iob1": BIO_PREFIXES, "bioes": ("B", "I", "E", "S"), "io": BIO_PREFIXES}
 AS_BIO = {"S": "B", "E": "I"}  # BIOES prefixes read as BIO ones
 
 
@@ -103,3 +104,35 @@ def bio_spans(tags: Sequence[str]) -> list[tuple[int, int, str]]:
         elif tag.startswith(("B-", "I-")):
             spans.append((index, index + 1, tag[2:]))
     return spans
+
+
+def io_type(tag: str) -> Optional[str]:
+    """The entity type of an IO tag: `PER` or `I-PER` -> `PER`, `O` -> None; ValueError for a B-, E- or S- prefix."""
+    if tag == OUTSIDE:
+        return None
+    if tag[:2] in ("B-", "E-", "S-"):
+        raise ValueError(f"tag '{tag}' has a {tag[:2]} prefix, but scheme io has none (tags are O, TYPE or I-TYPE): use scheme auto")
+    return tag[2:] if tag.startswith("I-") else tag
+
+
+def io_as_bio(tags: Sequence[str]) -> list[str]:
+    """IO tags as BIO: an entity starts at each change of type (so two adjacent entities of one type are one)."""
+    out, previous = [], None
+    for tag in tags:
+        entity_type = io_type(tag)
+        out.append(OUTSIDE if entity_type is None else f"{'I' if entity_type == previous else 'B'}-{entity_type}")
+        previous = entity_type
+    return out
+
+
+def continues(previous: str, tag: str, scheme: str) -> bool:
+    """Whether the raw `tag` continues the entity of the raw tag before it (IO: the same type; else an I- or E- tag of the
+    type of a B- or I- tag); an ill-formed tag continues nothing (it is reported where it is checked)."""
+    try:
+        if scheme == "io":
+            return io_type(tag) is not None and io_type(tag) == io_type(previous)
+        prefix, entity_type = split_tag(tag, PREFIXES["bioes"])
+        before, previous_type = split_tag(previous, PREFIXES["bioes"])
+    except ValueError:
+        return False
+    return prefix in ("I", "E") and before in ("B", "I") and entity_type == previous_type

@@ -14,13 +14,11 @@ fast featurizers (`lstm.py`), and `length_batches`, `token_vectors` (`batching.p
 """
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any, Optional
 
 from flair.embeddings import StackedEmbeddings, TokenEmbeddings
 
-from flairsuite.claim import LOCK_FILE, being_trained
 from flairsuite.embeddings import kinds
 from flairsuite.embeddings.batching import length_batches as length_batches
 from flairsuite.embeddings.batching import token_vectors as token_vectors
@@ -29,6 +27,8 @@ from flairsuite.embeddings.char import character_dictionary as character_diction
 from flairsuite.embeddings.kinds import EmbeddingKind as EmbeddingKind
 from flairsuite.embeddings.kinds import Featurizer as Featurizer
 from flairsuite.errors import FlairsuiteError, unknown_name_error
+from flairsuite.locks import LOCK_FILE, being_trained
+from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
 
 KINDS = tuple(kinds.EMBEDDING_KINDS)  # the kind names, in table order
 
@@ -80,7 +80,6 @@ def existing_artifact(spec: str, home: Path) -> Optional[Path]:
     return path
 
 
-SUMMARY_FILE = "summary.json"  # what the training commands write beside an artifact, last
 CHECKPOINT_FILE = "checkpoint.pt"  # train-charlm's and train-bert's resumable state, beside the artifact
 
 
@@ -119,10 +118,10 @@ def artifact_summary(spec: str, home: Path) -> Optional[dict[str, Any]]:
     if summarize is None or path is None or not (path.parent / SUMMARY_FILE).is_file():
         return None
     try:
-        summary = json.loads((path.parent / SUMMARY_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        summary = read_summary_file(path.parent / SUMMARY_FILE)
+    except FlairsuiteError:
         return None  # a damaged summary loses a record, never a run
-    return summarize(summary) if isinstance(summary, dict) else None
+    return summarize(summary)
 
 
 def frozen(spec: str, fine_tune: bool = False) -> bool:

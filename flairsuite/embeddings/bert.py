@@ -37,9 +37,10 @@ from flair.embeddings import TokenEmbeddings, TransformerWordEmbeddings
 from flairsuite.errors import FlairsuiteError
 from flairsuite.paths import bert_dir
 from flairsuite.rawtext.language import raw_languages
+from flairsuite.summary_file import SUMMARY_FILE
 
 CONFIG_FILE = "config.json"
-TRAINING_FILES = ("checkpoint.pt", "summary.json", "learning-curve.png")  # train-bert's own files, not the model's
+TRAINING_FILES = ("checkpoint.pt", SUMMARY_FILE, "learning-curve.png")  # train-bert's own files, not the model's
 POOLINGS = ("first", "mean")
 LAST_LAYERS = re.compile(r"last([1-9][0-9]*)")
 ONE_LAYER = re.compile(r"layer(-?[0-9]+)")
@@ -114,7 +115,7 @@ PRETRAINING_SETTINGS = ("objective", "wwm", "positions", "attention", "seq_len",
 
 def summarize(summary: dict[str, Any]) -> dict[str, Any]:
     """What a run records of the pre-training (`summary.json` of train-bert): its settings, tokens, hours, MLM accuracy, and the
-    training steps' precision where train-bert recorded it (models since 2026-11-28)."""
+    training steps' precision where train-bert recorded it (newer models)."""
     settings = summary.get("settings", {})
     return {**{key: settings.get(key) for key in PRETRAINING_SETTINGS}, "tokens": summary.get("tokens_seen"), "hours": summary.get("hours"),
             "device": summary.get("device"), "threads": summary.get("threads"), "valid_accuracy": summary.get("valid_accuracy"),

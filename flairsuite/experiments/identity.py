@@ -10,7 +10,8 @@ import json
 from typing import Any, Optional
 
 from flairsuite.corpora.own import corpus_record
-from flairsuite.experiments.config import ExperimentConfig, Run, runs
+from flairsuite.experiments.config import ExperimentConfig
+from flairsuite.experiments.grid import Run, runs
 from flairsuite.models.settings import TrainSettings
 
 

@@ -66,10 +66,7 @@ def raw_source_files(language: str, root: Path) -> dict[Path, str]:
 def settings_from(options: dict[str, Any], units: str) -> DiscoverySettings:
     base = SETTINGS[units]
     chosen = {key: options[key] for key in ("shortest", "longest", "min_count", "common_share", "keep", "keep_by") if options.get(key) is not None}
-    settings = DiscoverySettings(**{**base.__dict__, **chosen})
-    if settings.shortest > settings.longest:
-        raise FlairsuiteError(f"--shortest {settings.shortest} is above --longest {settings.longest}")
-    return settings
+    return DiscoverySettings(**{**base.__dict__, **chosen})
 
 
 def discover_command(options: dict[str, Any], root: Path, out: Path) -> Iterator[str]:

@@ -14,7 +14,7 @@ For an n-gram w seen `count(w)` times among the N word units of the text, p(w) =
 As the paper, common words are removed and the top 50 % of the rest by score kept: of all candidates
 for characters (the paper's Chinese), of each length for words (`keep_by: length`), since a single word's
 score lacks the MI term its n-grams add, so one ranking of all lengths keeps few single words. Measured on
-`raw-de` (2026-11-27, 205,848 entries either way): one ranking kept 18,620 of 78,246 single words, per
+`raw-de` (205,848 entries either way): one ranking kept 18,620 of 78,246 single words, per
 length 39,123; gold entity mentions covered (train) Sturm 21.0 % -> 33.0 %, H. Arendt 21.1 % -> 30.2 %,
 LER 8.7 % -> 12.9 %, and the matches' hit precision rose (Sturm 3.1 % -> 4.9 %). Counting each
 punctuation mark as its own neighbour (before: all one boundary) had raised the per-length coverage from
@@ -31,28 +31,35 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from flairsuite.errors import FlairsuiteError
 from flairsuite.lexicon.ngrams import NgramLevel, UnitText, document_frequency, levels, neighbour_entropy, ngram_units
+from flairsuite.settings_schema import OPTIONS, POSITIVE_INTEGER, CheckedSettings, interval, one_of, setting
 
+SHARE = interval(0, 1, low_open=True, high_open=False, noun="a share")
 COLUMNS = ("entry", "frequency", "documents", "mi", "left_entropy", "right_entropy", "score")
 
 
-@dataclass(frozen=True)
-class DiscoverySettings:
-    """What a candidate is and which are kept (module docstring)."""
-
-    shortest: int  # units per entry at least: 2 characters (Chinese), 1 token
-    longest: int  # units per entry at most
-    min_count: int = 5
-    common_share: float = 0.01  # an n-gram in more documents than this share is a common word
-    keep: float = 0.5  # the top share by score that is kept (the paper: 50 %)
-    keep_by: str = "all"  # "all": one ranking of every candidate; "length": the top share of each length (module docstring)
-
-    def __post_init__(self) -> None:
-        if self.keep_by not in KEEP_BY:
-            raise ValueError(f"keep_by must be one of {KEEP_BY}, not {self.keep_by!r}")
-
-
 KEEP_BY = ("all", "length")
+
+
+@dataclass(frozen=True)
+class DiscoverySettings(CheckedSettings):
+    """What a candidate is and which are kept (module docstring); a bad value is a one-line error naming its option."""
+
+    wording = OPTIONS
+
+    shortest: int = setting(POSITIVE_INTEGER)  # units per entry at least: 2 characters (Chinese), 1 token
+    longest: int = setting(POSITIVE_INTEGER)  # units per entry at most
+    min_count: int = setting(POSITIVE_INTEGER, 5)
+    common_share: float = setting(SHARE, 0.01)  # an n-gram in more documents than this share is a common word
+    keep: float = setting(SHARE, 0.5)  # the top share by score that is kept (the paper: 50 %)
+    keep_by: str = setting(one_of(KEEP_BY), "all")  # "all": one ranking of every candidate; "length": the top share of each length
+
+    def check_together(self) -> None:
+        if self.shortest > self.longest:
+            raise FlairsuiteError(f"--shortest {self.shortest} is above --longest {self.longest}")
+
+
 SETTINGS = {"characters": DiscoverySettings(shortest=2, longest=6), "words": DiscoverySettings(shortest=1, longest=3, keep_by="length")}
 
 

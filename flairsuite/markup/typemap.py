@@ -14,6 +14,7 @@ from xml.sax.saxutils import escape
 import yaml
 
 from flairsuite.errors import InputError, read_utf8
+from flairsuite.yaml_file import compose_yaml
 
 ELEMENT = re.compile(r"([A-Za-z_][\w.-]*)(?:\[@type(?:=(?:\"([^\"]*)\"|'([^']*)'|([^\]\"']+)))?\])?")
 FALLBACK_KEY = "*"
@@ -84,13 +85,7 @@ DEFAULT_TYPE_MAP = TypeMap(
 def load_type_map(path: Path, base: TypeMap = DEFAULT_TYPE_MAP) -> TypeMap:
     """`base` overridden by the YAML mapping in `path` (type: element); a bad file is a one-line error with its line."""
     text = read_utf8(path, "markup map file")
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        raise InputError(path, mark.line + 1 if mark else None, f"not valid YAML: {err.problem or err.context}") from None
-    except yaml.YAMLError as err:
-        raise InputError(path, None, f"not valid YAML: {err}") from None
+    root = compose_yaml(text, path)  # nodes, for the line of each entry
     if not isinstance(root, yaml.MappingNode) or not root.value:
         line = root.start_mark.line + 1 if root is not None else None
         raise InputError(path, line, "a markup map is a YAML mapping of entity type to TEI element, e.g. `work: title` or `LOC: name[@type=place]`")

@@ -28,15 +28,24 @@ on the LER sample a fine-tuning epoch took 2.9 min on one thread, 1.9 of them tr
 dev sentences.
 """
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import torch
 
 from flairsuite.errors import FlairsuiteError, unknown_name_error
-from flairsuite.training import PRECISIONS
-from flairsuite.values import is_int, is_number, is_positive_number, show
+from flairsuite.precision import PRECISIONS
+from flairsuite.settings_schema import (
+    FLAG,
+    NON_NEGATIVE_INTEGER,
+    POSITIVE_INTEGER,
+    POSITIVE_NUMBER,
+    CheckedSettings,
+    interval,
+    one_of,
+    setting,
+)
 
 # Adam and AdamW step through torch's fused kernel (CPU and CUDA): on the 11 M parameters of bert/de-cpu a step takes
 # 26 ms against the default loop's 151 (benchmarks/optimizer_step.py, one Zen 3 thread), where that loop's step was a
@@ -52,64 +61,34 @@ LATER_SETTINGS = ("schedule", "warmup_fraction", "epoch_samples", "bucket_batche
 OMITTED_AT_DEFAULT = ("precision", "decoder_learning_rate", "dev_every")
 NOT_FINGERPRINTED = ("dev_every",)  # never in a run's fingerprint: it cannot change the trained model (see the module docstring)
 
-# setting -> (what its value must be, the test)
-CHECKS: Mapping[str, tuple[str, Callable[[Any], bool]]] = MappingProxyType(
-    {
-        "learning_rate": ("a positive number", is_positive_number),
-        "mini_batch_size": ("a positive integer", lambda v: is_int(v) and v > 0),
-        "max_epochs": ("a positive integer", lambda v: is_int(v) and v > 0),
-        "anneal_factor": ("a number in (0, 1]", lambda v: is_number(v) and 0 < v <= 1),
-        "patience": ("a non-negative integer", lambda v: is_int(v) and v >= 0),
-        "optimizer": (f"one of: {', '.join(OPTIMIZERS)}", lambda v: isinstance(v, str) and v in OPTIMIZERS),
-        "train_with_dev": ("true or false", lambda v: isinstance(v, bool)),
-        "schedule": (f"one of: {', '.join(SCHEDULES)}", lambda v: isinstance(v, str) and v in SCHEDULES),
-        "warmup_fraction": ("a number in [0, 1)", lambda v: is_number(v) and 0 <= v < 1),
-        "epoch_samples": ("a positive integer, or null for one pass over train", lambda v: v is None or (is_int(v) and v > 0)),
-        "bucket_batches": ("a positive integer, or null for batches in random order", lambda v: v is None or (is_int(v) and v > 0)),
-        "precision": (f"one of: {', '.join(PRECISIONS)}", lambda v: isinstance(v, str) and v in PRECISIONS),
-        "decoder_learning_rate": ("a positive number, or null for learning_rate", lambda v: v is None or is_positive_number(v)),
-        "dev_every": ("a positive integer", lambda v: is_int(v) and v > 0),
-    }
-)
-
-
-def _check(key: str, value: Any, where: Optional[str] = None) -> None:
-    """A one-line error unless `value` suits setting `key`; `where` (e.g. `tagger_train.map`) prefixes the key."""
-    description, test = CHECKS[key]
-    if not test(value):
-        raise FlairsuiteError(f"{f'{where}.' if where else ''}{key} must be {description} (found {show(value)})")
-
 
 @dataclass(frozen=True)
-class TrainSettings:
+class TrainSettings(CheckedSettings):
     """How a tagger is trained; the defaults are the paper's (see the module docstring)."""
 
-    learning_rate: float = 0.1
-    mini_batch_size: int = 32
-    max_epochs: int = 150
-    anneal_factor: float = 0.5
-    patience: int = 3
-    optimizer: str = "sgd"  # a key of OPTIMIZERS
-    train_with_dev: bool = False
-    schedule: str = "plateau"  # a key of SCHEDULES
-    warmup_fraction: float = 0.1  # of all steps, with schedule "linear"
-    epoch_samples: Optional[int] = None  # sentences per epoch (drawn from shuffled passes over train); None: one pass
-    bucket_batches: Optional[int] = None  # batches of similar length from pools of this many batches (tagging/train.py); None: random
-    precision: str = "float32"  # a key of PRECISIONS: "bfloat16" runs the training steps under autocast (tagging/train.py)
-    decoder_learning_rate: Optional[float] = None  # the parameters outside the embeddings (Flair's fine_tune option); None: learning_rate
-    dev_every: int = 1  # score dev after every n-th epoch and the last; above 1 only with schedule "linear"
+    learning_rate: float = setting(POSITIVE_NUMBER, 0.1)
+    mini_batch_size: int = setting(POSITIVE_INTEGER, 32)
+    max_epochs: int = setting(POSITIVE_INTEGER, 150)
+    anneal_factor: float = setting(interval(0, 1, low_open=True, high_open=False), 0.5)
+    patience: int = setting(NON_NEGATIVE_INTEGER, 3)
+    optimizer: str = setting(one_of(tuple(OPTIMIZERS)), "sgd")
+    train_with_dev: bool = setting(FLAG, False)
+    schedule: str = setting(one_of(SCHEDULES), "plateau")
+    warmup_fraction: float = setting(interval(0, 1, low_open=False, high_open=True), 0.1)  # of all steps, with schedule "linear"
+    # sentences per epoch (drawn from shuffled passes over train); None: one pass
+    epoch_samples: Optional[int] = setting(POSITIVE_INTEGER.or_null("one pass over train"), None)
+    # batches of similar length from pools of this many batches (tagging/train.py); None: random
+    bucket_batches: Optional[int] = setting(POSITIVE_INTEGER.or_null("batches in random order"), None)
+    # "bfloat16" runs the training steps under autocast (tagging/train.py)
+    precision: str = setting(one_of(PRECISIONS), "float32")
+    # the parameters outside the embeddings (Flair's fine_tune option); None: learning_rate
+    decoder_learning_rate: Optional[float] = setting(POSITIVE_NUMBER.or_null("learning_rate"), None)
+    dev_every: int = setting(POSITIVE_INTEGER, 1)  # score dev after every n-th epoch and the last; above 1 only with schedule "linear"
 
-    def __post_init__(self) -> None:
-        for setting in fields(self):
-            _check(setting.name, getattr(self, setting.name))
+    def check_together(self) -> None:
         if self.dev_every != 1 and self.schedule != "linear":
             raise FlairsuiteError(f"dev_every: {self.dev_every} needs schedule: linear "
                                   f"(schedule {self.schedule} anneals on the dev score of every epoch and keeps the best)")
-
-    @classmethod
-    def keys(cls) -> tuple[str, ...]:
-        """The names of the settings, in declaration order."""
-        return tuple(setting.name for setting in fields(cls))
 
     @classmethod
     def check_overrides(cls, where: str, data: Any) -> dict[str, Any]:
@@ -122,9 +101,9 @@ class TrainSettings:
         if not isinstance(data, Mapping):
             raise FlairsuiteError(f"{where} must be a mapping of training settings, e.g. {{max_epochs: 20}}")
         for key, value in data.items():
-            if key not in CHECKS:
+            if key not in cls.keys():
                 raise FlairsuiteError(f"{where}: {unknown_name_error('training setting', str(key), list(cls.keys()))}")
-            _check(key, value, where)
+            cls.check_value(key, value, where)
         return dict(data)
 
     @classmethod

@@ -21,14 +21,14 @@ from flair.data import Dictionary
 from tqdm import tqdm
 
 from flairsuite.atomic import write_json
-from flairsuite.claim import folder_built_once
 from flairsuite.corpora.raw import iter_documents, source_path
 from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset, language_segmentation
 from flairsuite.errors import FlairsuiteError
+from flairsuite.locks import folder_built_once
 from flairsuite.rawtext.exclusion import SentenceIndex, heldout_sentences
-from flairsuite.values import is_number, show
+from flairsuite.settings_schema import INTEGER, OPTIONS, POSITIVE_INTEGER, TEXT, CheckedSettings, Rule, interval, setting
 
-PREPARE_VERSION = 2  # the prepared files' format and the leave-out's matching (the cache key holds it; 2: surface-text units, 2026-11-27)
+PREPARE_VERSION = 2  # the prepared files' format and the leave-out's matching (the cache key holds it; 2: surface-text units)
 PREPARED_SPLITS = ("train", "valid", "test")
 DELIMITER = "\n"  # between documents, as Flair's LanguageModel.document_delimiter
 ALWAYS_KEPT = (" ", DELIMITER)  # Flair pads with " "; documents end with the delimiter
@@ -45,29 +45,28 @@ def char_dictionary(chars: Iterable[str]) -> Dictionary:
 
 
 MAX_UNK_FRACTION = 0.01  # --unk-fraction at most: 10,000x the paper's 1e-06; beyond it common characters would become <unk>
+FILE_LIST = Rule("a list of file paths", lambda v: isinstance(v, tuple) and all(isinstance(path, str) for path in v))
 
 
 @dataclass(frozen=True)
-class PrepareConfig:
-    """What determines a prepared corpus (and so its cache key)."""
+class PrepareConfig(CheckedSettings):
+    """What determines a prepared corpus (and so its cache key). Shares that would leave no training text, or map common
+    characters to <unk>, are one-line errors (NaN included)."""
 
-    language: str
-    raw_set: str = ""
-    corpus: tuple[str, ...] = ()
-    heldout_fraction: float = 0.01
-    max_heldout_chars: int = 2_000_000
-    unk_fraction: float = 1e-6
-    seed: int = 1
+    wording = OPTIONS
 
-    def __post_init__(self) -> None:
-        """Shares that would leave no training text, or map common characters to <unk>, are one-line errors (NaN included)."""
-        if not (is_number(self.heldout_fraction) and 0 < self.heldout_fraction < 0.5):
-            raise FlairsuiteError(f"--heldout-fraction must be a share in (0, 0.5): valid and test take it each (found {show(self.heldout_fraction)})")
-        if not (is_number(self.unk_fraction) and 0 <= self.unk_fraction <= MAX_UNK_FRACTION):
-            raise FlairsuiteError(
-                f"--unk-fraction must be a share in [0, {MAX_UNK_FRACTION:g}] (the paper's is 1e-06; more maps common characters to <unk>; "
-                f"found {show(self.unk_fraction)})"
-            )
+    language: str = setting(TEXT)
+    raw_set: str = setting(TEXT, "")
+    corpus: tuple[str, ...] = setting(FILE_LIST, ())
+    heldout_fraction: float = setting(interval(0, 0.5, low_open=True, high_open=True, noun="a share").noted(": valid and test take it each"), 0.01)
+    max_heldout_chars: int = setting(POSITIVE_INTEGER, 2_000_000)
+    unk_fraction: float = setting(
+        interval(0, MAX_UNK_FRACTION, low_open=False, high_open=False, noun="a share").noted(
+            ": the paper's is 1e-06, more maps common characters to <unk>"
+        ),
+        1e-6,
+    )
+    seed: int = setting(INTEGER, 1)
 
 
 @dataclass

@@ -7,7 +7,8 @@
 
 from typing import Any
 
-from flairsuite.results.collect import SCHEMA, collect, collect_per_type
+from flairsuite.results.collect import collect, collect_per_type
+from flairsuite.results.metrics_file import SCHEMA
 from flairsuite.results.tables import comparison_cells, comparison_table, per_type_table, render, report
 
 LAZY = {"comparison_figure", "write_plot"}  # from plot.py, imported on first use: matplotlib costs a training run ~30 MB

@@ -12,7 +12,7 @@ changes:
      baseline: ablation-lm-hidden-de/lm512+word/bilstm-crf}   # a change with a baseline of its own
 ```
 
-`flairsuite results DIR --ablation FILE` prints one table per corpus: the baseline's dev and test
+`flairsuite results DIR --layout ablation --ablation-file FILE` prints one table per corpus: the baseline's dev and test
 score (mean ± std (n) over seeds), then per change its scores and the difference to its baseline with
 the 90 % Welch interval (`welch.py`), dev first, since dev is what decides whether a change is kept.
 Beside each row: the valid perplexity per character of the character LMs its runs read, as recorded.
@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
 import pandas as pd
-import yaml
 
-from flairsuite.errors import FlairsuiteError, InputError, read_utf8
-from flairsuite.experiments.config import FINE_TUNED
+from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.experiments.grid import FINE_TUNED
 from flairsuite.results.collect import SCORE, trained_runs
 from flairsuite.results.tables import STYLES, WRITERS, metric_title
 from flairsuite.results.welch import welch_interval
+from flairsuite.yaml_file import read_yaml
 
 LEVEL = 0.90
 DELTA = {"md": "Δ", "csv": "Δ", "latex": r"$\Delta$"}  # pdflatex without extra packages takes no Unicode Δ
@@ -85,11 +85,7 @@ def runs_ref(text: Any, path: Path, key: str) -> RunsRef:
 
 def load_ablation(path: Path) -> Ablation:
     """Read and check an ablation file (module docstring); a problem is a one-line error naming the file and key."""
-    try:
-        data = yaml.safe_load(read_utf8(path))
-    except yaml.YAMLError as err:
-        line = err.problem_mark.line + 1 if getattr(err, "problem_mark", None) else None
-        raise InputError(path, line, f"not valid YAML: {getattr(err, 'problem', None) or err}") from None
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise InputError(path, None, "expected a mapping with the keys title, baseline, changes")
     unknown = sorted(map(str, set(data) - {"title", "baseline", "changes"}))
@@ -218,7 +214,8 @@ def ablation_tables(frame: pd.DataFrame, ablation: Ablation, fmt: str = "md") ->
                  f"{LEVEL * 100:.0f} % Welch interval")
         rows = [[*map(style.escape, row[:3]), *row[3:]] for row in ablation_rows(frame, ablation, corpus, style.pm, style.no_std)]
         headers = [style.escape(h).replace("Δ", DELTA[fmt]) for h in HEADERS]
-        sections.append(WRITERS[fmt](style.escape(title).replace("Δ", DELTA[fmt]), headers, rows, [f"{style.dagger} {style.escape(note)}" for note in notes], 3))
+        footnotes = [f"{style.dagger} {style.escape(note)}" for note in notes]
+        sections.append(WRITERS[fmt](style.escape(title).replace("Δ", DELTA[fmt]), headers, rows, footnotes, 3))
     return "\n\n".join(sections)
 
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from flairsuite.results.collect import FIX_FOLDER
+from flairsuite.results.metrics_file import FIX_FOLDER
 from flairsuite.results.tables import STYLES, WRITERS
 from flairsuite.values import is_number
 

@@ -2,12 +2,12 @@
 
 Rows as the comparison table (stack (× fine-tuned) × tagger; Entity-Fix variants are the same training,
 so they are left out), one column per corpus. A cell: the mean wall time of a run in hours over its
-seeds, the CPU-hours (wall time × the torch threads the run trained with, recorded since 2026-11-27: the
+seeds, the CPU-hours (wall time × the torch threads the run trained with, as newer runs record them: the
 cores the run held, an upper bound of its CPU time when runs shared the cores, as three runs on two cores
 do here) where every run of the cell recorded its threads, and the largest peak RSS (resident memory, the
 embedding cache's mapped pages included) and peak RssAnon (without them) of the cell's runs:
 `25.2 min · 25.2 CPU-min · 1,082 / 885 MB (3)` (hours from one hour on). `seconds` of a run resumed after a kill includes the
-training of the processes before it for runs since 2026-11-26 (older ones hold the last process's).
+training of the processes before it (older runs hold the last process's).
 """
 
 import pandas as pd

@@ -26,8 +26,8 @@ from matplotlib.figure import Figure
 
 from flairsuite.atomic import atomic_file
 from flairsuite.errors import FlairsuiteError
-from flairsuite.results.references import REFERENCES, known_task
 from flairsuite.results.collect import SCORE, trained_runs
+from flairsuite.results.references import REFERENCES, known_task
 from flairsuite.results.tables import metric_title, score_column
 
 SUBSAMPLE_PERCENT = re.compile(r"^([0-9.]+)% of train")
@@ -122,7 +122,8 @@ def curve_figure(runs: pd.DataFrame, curve: str, metric: str = SCORE, split: str
         best = chosen["best"].dropna()
         if metric in ("f1", SCORE) and split == "test" and not best.empty:
             reference = best.iloc[0]
-            axis.axhline(reference.value, color="0.3", linestyle=(0, (4, 2)), linewidth=1.2, label=f"{reference.kind} {reference.value:.2f} ({reference.source})")
+            label = f"{reference.kind} {reference.value:.2f} ({reference.source})"
+            axis.axhline(reference.value, color="0.3", linestyle=(0, (4, 2)), linewidth=1.2, label=label)
         axis.set_title(f"{task}: {split} {title} (%), mean ± std over seeds")
         axis.set_xlabel(CURVES[curve][1])
         if curve in DOUBLING_AXES:  # a doubling of data is one step along x: equal gains per doubling lie on a line

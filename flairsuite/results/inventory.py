@@ -6,15 +6,13 @@ experiment files (`experiments/*.yaml`, their `name` and registered `corpora`) o
 have no runs yet.
 """
 
-import json
 from pathlib import Path
 from typing import Optional
 
-import yaml
-
 from flairsuite.corpora.registry import dataset, names
-
-METRICS_FILE = "metrics.json"
+from flairsuite.errors import FlairsuiteError
+from flairsuite.results.metrics_file import METRICS_FILE, read_metrics_json
+from flairsuite.yaml_file import read_yaml
 
 
 def experiments_by_language(results: Path) -> dict[str, dict[str, list[str]]]:
@@ -23,9 +21,9 @@ def experiments_by_language(results: Path) -> dict[str, dict[str, list[str]]]:
     found: dict[str, dict[str, set[str]]] = {}
     for path in sorted(results.rglob(METRICS_FILE)) if results.is_dir() else []:
         try:
-            metrics = json.loads(path.read_text(encoding="utf-8"))
+            metrics = read_metrics_json(path)
             experiment, corpus = str(metrics["experiment"]), str(metrics["corpus"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (FlairsuiteError, KeyError, TypeError):
             continue
         language = dataset(corpus).language if corpus in known else "own"
         found.setdefault(language, {}).setdefault(experiment, set()).add(corpus)
@@ -37,9 +35,9 @@ def experiment_files_by_language(folder: Path) -> dict[str, dict[str, Path]]:
     known, found = set(names()), {}
     for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = read_yaml(path)
             name, corpora = str(data["name"]), list(data["corpora"])
-        except (OSError, ValueError, yaml.YAMLError, KeyError, TypeError):
+        except (FlairsuiteError, KeyError, TypeError):
             continue
         for entry in corpora:
             corpus = entry.get("name") if isinstance(entry, dict) else entry

@@ -10,7 +10,7 @@ predicted tags hold the well-formed chunk `B-X I-X*` with its exact boundaries a
 recall per length bucket, each row gives the ill-formed chunks of the predictions per 1,000 tokens: runs
 of `I-X` tags that follow no `B-X` or `I-X` (strict scoring drops them, Entity-Fix repairs them).
 
-Runs since 2026-11-26 record the counts in their metrics.json (`test_lengths`, each Entity-Fix variant
+Newer runs record the counts in their metrics.json (`test_lengths`, each Entity-Fix variant
 after the rule), so the table prints from a clean clone. For older runs they are counted from the
 `predictions.tsv` beside them, which holds the decoder's raw tags (token, gold tag, predicted tag; a
 blank line between sentences), so their Entity-Fix variants have no rows; that file is git-ignored,
@@ -99,7 +99,7 @@ def valid_counts(counts: Any) -> bool:
 
 
 def run_counts(run: pd.Series) -> Optional[dict[str, Any]]:
-    """A run's `length_counts`: as its metrics.json recorded them (`test_lengths`, runs since 2026-11-26, Entity-Fix variants
+    """A run's `length_counts`: as its metrics.json recorded them (`test_lengths`, newer runs, Entity-Fix variants
     after the rule), else from the `predictions.tsv` beside it (raw tags: not for a variant); None without either."""
     recorded = run.get("test_lengths")
     if recorded is not None:

@@ -23,9 +23,9 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from flairsuite.atomic import atomic_file
+from flairsuite.results.collect import SCORE
 from flairsuite.results.references import REFERENCES, ZOELLNER_2021_TABLE8, known_task
 from flairsuite.results.table8 import paper_value, table8_order, table8_runs
-from flairsuite.results.collect import SCORE
 from flairsuite.results.tables import FIX, comparison_table, labeled_by_metric, metric_title
 
 GROUP_SHARE = 0.8  # share of a corpus group's slot the bars fill

@@ -1,9 +1,12 @@
-"""Read a run's `predictions.tsv`: one line per test token (token, gold tag, predicted tag, tab-separated), a blank
-line between sentences, as `flairsuite.tagging.grid` writes it beside the run's metrics.json."""
+"""The one reader and writer of `predictions.tsv`: one line per token (token, gold tag, predicted tag, tab-separated), a
+blank line after each sentence; a tagging run writes its test split's beside its metrics.json (`flairsuite.tagging.grid`),
+`evaluate --predictions` any split's."""
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
+from flairsuite.atomic import write_text
 from flairsuite.errors import InputError, read_utf8
 
 PREDICTIONS_FILE = "predictions.tsv"
@@ -16,6 +19,19 @@ class Prediction(NamedTuple):
     gold: str
     predicted: str
     line: int
+
+
+def predictions_tsv(sentences: Iterable[Iterable[tuple[str, str, str]]]) -> str:
+    """The text of a predictions.tsv of `sentences`, each its (token, gold tag, predicted tag) triples."""
+    lines: list[str] = []
+    for sentence in sentences:
+        lines += [f"{token}\t{gold}\t{predicted}" for token, gold, predicted in sentence] + [""]
+    return "\n".join(lines)
+
+
+def write_predictions(path: Path, sentences: Iterable[Iterable[tuple[str, str, str]]]) -> None:
+    """Write the predictions.tsv of `sentences` (`predictions_tsv`) to `path`, atomically."""
+    write_text(path, predictions_tsv(sentences))
 
 
 def read_prediction_sentences(path: Path) -> list[list[Prediction]]:

@@ -79,7 +79,7 @@ def mean_cell(scores: pd.Series, style: Style) -> str:
 
 def pretraining_cells(group: pd.DataFrame) -> dict[str, str]:
     """What the BERT(s) of a row saw in pre-training (several BERTs in one row are listed), and the mean wall hours of a fine-tuning run
-    (with its CPU-hours, wall x threads, where every run recorded its threads: runs since 2026-11-27)."""
+    (with its CPU-hours, wall x threads, where every run recorded its threads)."""
     first = group.drop_duplicates("bert")
 
     def joined(values: Any, show: Any) -> str:
@@ -167,4 +167,4 @@ def table9(runs: pd.DataFrame, fmt: str = "md") -> str:
     return render(title, cells, column_notes(chosen), fmt)
 
 
-LAYOUTS = {"table6": table6, "table9": table9}  # `flairsuite results --table6` / `--table9`
+LAYOUTS = {"table6": table6, "table9": table9}  # `flairsuite results --layout table6` / `table9`

@@ -4,7 +4,9 @@ Rows are embedding stack (× fine-tuned) × tagger (× Entity-Fix), the brackete
 run of the table fine-tuned or used Entity-Fix; columns are
 corpus labels, cells are `mean ± std (n)` over seeds in percent with 2 decimals; std is the sample
 std (ddof=1), shown as `–` (LaTeX `--`) when n = 1. The best cell per column (highest mean as
-shown; ties all) is bold in md (`**…**`) and LaTeX (`\\textbf{…}`) and ends with `*` in CSV.
+shown; ties all) is bold in md (`**…**`) and LaTeX (`\\textbf{…}`). CSV holds numbers for a program to
+read: three columns per corpus, `<corpus> mean`, `<corpus> std` (empty when n = 1) and `<corpus> n`
+(per-type tables: the mean per type), nothing marked.
 A corpus evaluated on a subsample gets a `†` and a footnote under the table.
 
 The default metric, `score`, is each run's main score: entity F1 on NER corpora, token accuracy on
@@ -46,7 +48,7 @@ class Style(NamedTuple):
 LATEX_SPECIALS = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
 STYLES = {
     "md": Style(" ± ", "–", "†", lambda s: f"**{s}**", lambda s: s.replace("|", "\\|")),
-    "csv": Style(" ± ", "–", "†", lambda s: f"{s}*", lambda s: s),
+    "csv": Style(" ± ", "–", "†", lambda s: f"{s}*", lambda s: s),  # the comparison and per-type tables write numbers instead
     "latex": Style(r" $\pm$ ", "--", r"\textsuperscript{\dag}", lambda s: rf"\textbf{{{s}}}", lambda s: "".join(LATEX_SPECIALS.get(c, c) for c in s)),
 }
 
@@ -252,8 +254,24 @@ def comparison_cells(table: pd.DataFrame, style: Style) -> pd.DataFrame:
     return mark_best(cells, means, style)
 
 
-def per_type_cells(table: pd.DataFrame, style: Style) -> pd.DataFrame:
-    """The per-type table as text cells with 2 decimals, empty where a row lacks the type."""
+def number_text(value: float) -> str:
+    """A CSV number: up to 4 decimals (a whole number without them), empty for none (NaN)."""
+    if pd.isna(value):
+        return ""
+    return str(int(value)) if float(value).is_integer() else str(round(float(value), 4))
+
+
+def comparison_numbers(table: pd.DataFrame, notes: dict[str, str], style: Style) -> pd.DataFrame:
+    """The comparison table as CSV numbers: columns `<corpus> mean`, `<corpus> std`, `<corpus> n` (a `†` after a corpus in `notes`)."""
+    cells = table.apply(lambda column: column.map(number_text))
+    cells.columns = [f"{label}{style.dagger if label in notes else ''} {stat}" for label, stat in table.columns]
+    return cells
+
+
+def per_type_cells(table: pd.DataFrame, style: Style, numbers: bool = False) -> pd.DataFrame:
+    """The per-type table as text cells with 2 decimals (`numbers`: CSV numbers, unmarked), empty where a row lacks the type."""
+    if numbers:
+        return table.apply(lambda column: column.map(number_text))
     cells = table.apply(lambda column: column.map(lambda mean: "" if pd.isna(mean) else f"{mean:.2f}"))
     return mark_best(cells, table, style)
 
@@ -316,13 +334,14 @@ def report(
         notes = table_notes(labeled)
         table = comparison_table(labeled, metric, split)
         title = f"{experiment}: {split} {metric_title(group, metric)} (%), mean ± std over seeds (n)"
-        sections.append(render(title, comparison_cells(table, style), notes, fmt))
+        cells = comparison_numbers(table, notes, style) if fmt == "csv" else comparison_cells(table, style)
+        sections.append(render(title, cells, notes, fmt))
         if with_per_type:
             types = per_type[per_type["experiment"] == experiment]
             for label in sorted(set(types.loc[types["split"] == split, "corpus_label"])):
                 rows = types[types["corpus_label"] == label]
                 unit = "entity type" if (rows["task"] == "ner").all() else "tag"
                 title = f"{experiment}: {label}, {split} {metric_title(rows, metric)} per {unit} (%), mean over seeds"
-                cells = per_type_cells(per_type_table(types, label, metric, split), style)
+                cells = per_type_cells(per_type_table(types, label, metric, split), style, numbers=fmt == "csv")
                 sections.append(render(title, cells, {k: v for k, v in notes.items() if k == label}, fmt))
     return "\n\n".join(sections)

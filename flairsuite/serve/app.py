@@ -1,10 +1,13 @@
-"""The FastAPI application: `GET /` (the page), `POST /tag` (spans as JSON), `GET /health`.
+"""The FastAPI application: `GET /` (the page), `POST /tag` (spans as JSON), `GET /health`, and INCEpTION's
+external recommender (`POST /predict`, `POST /train`, `GET /status`: `flairsuite.serve.inception`).
 
 `create_app(model_path)` loads the model once; every request is tagged by the one worker of
-`flairsuite.serve.batching`. Every error is JSON `{"error": "<one line>"}`: 400/413/415 for what
-the client sent (`flairsuite.serve.payload`), 404/405 for a wrong route, 503 when the queue is full,
-and 500, without any traceback or exception text, when the model itself fails (the server log has
-the details).
+`flairsuite.serve.batching`. A training run that ends in a better-or-equal tagger replaces the model
+file (`flairsuite.serve.retrain`) and the batcher tags with the new one from its next batch on.
+Every error is JSON `{"error": "<one line>"}`: 400/413/415 for what the client sent
+(`flairsuite.serve.payload`, `flairsuite.serve.recommender`), 404/405 for a wrong route, 429 while a
+training run is going, 503 when the queue is full, and 500, without any traceback or exception
+text, when the model itself fails (the server log has the details).
 """
 
 import asyncio
@@ -23,9 +26,11 @@ from flairsuite.errors import FlairsuiteError
 from flairsuite.markup.html import legend, marked_text, type_css
 from flairsuite.markup.spans import count_types
 from flairsuite.serve.batching import Batcher, Busy
-from flairsuite.serve.engine import Tagging, TextTagger
+from flairsuite.serve.engine import Document, Tagging, TextTagger
+from flairsuite.serve.inception import add_recommender
 from flairsuite.serve.page import page
 from flairsuite.serve.payload import RequestError, accepted_media, body_limit, request_text, too_large
+from flairsuite.serve.retrain import EPOCHS, Retrainer
 
 MAX_CHARS = 100_000  # characters of one text at most (--max-chars)
 MAX_WAITING = 256  # requests queued for the model at most; more get 503
@@ -40,15 +45,20 @@ def error(status: int, message: str, headers: Optional[dict[str, str]] = None) -
 
 async def read_body(request: Request, max_chars: int) -> bytes:
     """The request body, refused (413) as soon as it is known to exceed `body_limit(max_chars)` bytes."""
-    limit = body_limit(max_chars)
+    return await read_limited(request, body_limit(max_chars), too_large(max_chars))
+
+
+async def read_limited(request: Request, limit: int, refusal: Optional[RequestError] = None) -> bytes:
+    """The request body, refused (`refusal`, by default a 413 naming `limit`) as soon as it is known to exceed `limit` bytes."""
+    refusal = refusal or RequestError(413, f"the body is too large: more than {limit:,} bytes")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
-        raise too_large(max_chars)
+        raise refusal
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise too_large(max_chars)
+            raise refusal
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -78,7 +88,7 @@ def http_message(request: Request, exc: HTTPException) -> str:
     """One line for a routing error (404, 405) or another HTTPException."""
     where = f"{request.method} {request.url.path}"
     if exc.status_code == 404:
-        return f"not found: {where}; the page is GET /, the API POST /tag"
+        return f"not found: {where}; the page is GET /, the API POST /tag, INCEpTION's recommender POST /predict, POST /train, GET /status"
     if exc.status_code == 405:
         return f"method not allowed: {where}; use {(exc.headers or {}).get('Allow', 'another method')}"
     return str(exc.detail)
@@ -91,11 +101,25 @@ def create_app(
     batch_size: Optional[int] = None,
     entity_fix: bool = False,
     max_waiting: int = MAX_WAITING,
+    train_epochs: int = EPOCHS,
 ) -> FastAPI:
-    """The application for the suite tagger at `model_path`, loaded here, once (a bad model file is a FlairsuiteError)."""
-    tagger = TextTagger(model_path, fast, batch_size, entity_fix)
-    batcher: Batcher[Tagging] = Batcher(tagger.tag, max_waiting)
+    """The application for the suite tagger at `model_path`, loaded here, once (a bad model file is a FlairsuiteError);
+    `train_epochs`: the epochs of a `POST /train` run at most."""
+
+    def load(path: Path) -> TextTagger:
+        loaded = TextTagger(path, fast, batch_size, entity_fix)
+        loaded.name = model_path.name  # a retrained model is loaded from its temporary file, then takes the served name
+        return loaded
+
+    tagger = load(model_path)
+    batcher: Batcher[Document, Tagging] = Batcher(tagger.tag, max_waiting)
     home = page(tagger.name, max_chars)
+
+    def serve_tagger(retrained: TextTagger) -> None:
+        """Tag with `retrained` from the worker's next batch on."""
+        app.state.tagger, batcher.run = retrained, retrained.tag
+
+    retrainer: Retrainer[TextTagger] = Retrainer(model_path, load, serve_tagger, train_epochs)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -103,7 +127,7 @@ def create_app(
         batcher.close()
 
     app = FastAPI(title="flairsuite serve", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.tagger, app.state.batcher = tagger, batcher
+    app.state.tagger, app.state.batcher, app.state.retrainer = tagger, batcher, retrainer
 
     @app.get("/", response_class=HTMLResponse)
     async def index() -> HTMLResponse:
@@ -113,7 +137,7 @@ def create_app(
     @app.get("/health")
     async def health() -> dict[str, Any]:
         """Whether the server is up, and its model and limit."""
-        return {"status": "ok", "model": tagger.name, "max_chars": max_chars}
+        return {"status": "ok", "model": app.state.tagger.name, "max_chars": max_chars}
 
     @app.post("/tag")
     async def tag(request: Request) -> JSONResponse:
@@ -137,6 +161,8 @@ def create_app(
         except Exception:
             log.exception("tagging failed")
             return error(500, INTERNAL_ERROR)
+
+    add_recommender(app, batcher, retrainer, max_chars, read_limited, error, INTERNAL_ERROR)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:

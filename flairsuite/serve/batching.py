@@ -1,7 +1,8 @@
 """One worker thread that runs the tagger on every request waiting, in one call: the model is never used by two threads.
 
-Requests arriving while the model is busy queue up and go into the next call together (up to
-`batch_chars` characters), so concurrent clients share the batching of the fast path instead of
+An item is anything with a length in characters: a text (POST /tag), or a CAS's tokens (POST /predict,
+`flairsuite.serve.engine.Tokens`); both kinds go into the same calls. Requests arriving while the
+model is busy queue up and go into the next call together (up to `batch_chars` characters), so concurrent clients share the batching of the fast path instead of
 waiting one after the other. A call that fails is retried text by text, so that one text that breaks
 the model fails only its own request. A full queue refuses new texts (`Busy`).
 
@@ -12,11 +13,12 @@ scaled per batch) its confidences may differ in the fourth decimal from those of
 import logging
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Sized
 from concurrent.futures import Future
 from typing import Generic, Optional, TypeVar
 
 Result = TypeVar("Result")
+Item = TypeVar("Item", bound=Sized)
 log = logging.getLogger(__name__)
 BATCH_CHARS = 200_000  # characters of the texts tagged in one call at most (one text may be longer)
 
@@ -25,19 +27,19 @@ class Busy(Exception):
     """The queue is full: the request is refused rather than kept waiting."""
 
 
-class Batcher(Generic[Result]):
-    """`submit(text)` -> a Future of `run([text, ...])`'s result for that text; `close()` stops the worker."""
+class Batcher(Generic[Item, Result]):
+    """`submit(item)` -> a Future of `run([item, ...])`'s result for that item; `close()` stops the worker."""
 
-    def __init__(self, run: Callable[[Sequence[str]], list[Result]], max_waiting: int = 256, batch_chars: int = BATCH_CHARS) -> None:
+    def __init__(self, run: Callable[[Sequence[Item]], list[Result]], max_waiting: int = 256, batch_chars: int = BATCH_CHARS) -> None:
         self.run = run
         self.max_waiting = max_waiting
         self.batch_chars = batch_chars
-        self.queue: queue.SimpleQueue[Optional[tuple[str, Future]]] = queue.SimpleQueue()
+        self.queue: queue.SimpleQueue[Optional[tuple[Item, Future]]] = queue.SimpleQueue()
         self.worker = threading.Thread(target=self.work, name="flairsuite-tagger", daemon=True)
         self.worker.start()
 
-    def submit(self, text: str) -> "Future[Result]":
-        """Queue `text`; the Future is cancelled harmlessly if the caller gives up waiting."""
+    def submit(self, text: Item) -> "Future[Result]":
+        """Queue `text` (or another item); the Future is cancelled harmlessly if the caller gives up waiting."""
         if self.queue.qsize() >= self.max_waiting:
             raise Busy(f"the server is busy: {self.max_waiting} requests are waiting; try again shortly")
         future: Future[Result] = Future()
@@ -49,7 +51,7 @@ class Batcher(Generic[Result]):
         self.queue.put(None)
         self.worker.join(timeout)
 
-    def take(self) -> Optional[list[tuple[str, Future]]]:
+    def take(self) -> Optional[list[tuple[Item, Future]]]:
         """The next batch: one request (waiting for it), then those already queued up to `batch_chars`; None: stop."""
         first = self.queue.get()
         if first is None:
@@ -74,7 +76,7 @@ class Batcher(Generic[Result]):
             if live:
                 self.tag(live)
 
-    def tag(self, batch: list[tuple[str, Future]]) -> None:
+    def tag(self, batch: list[tuple[Item, Future]]) -> None:
         """Set each future's result, or its exception when tagging its text alone fails."""
         try:
             results = self.run([text for text, _ in batch])

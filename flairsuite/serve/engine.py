@@ -2,15 +2,17 @@
 
 Splitting, tagging, Entity-Fix and reading spans are `flairsuite.predict`'s; the text goes through
 `flair_view` first (`flairsuite.inference.segmentation`), so spans are mapped back to the posted text.
+A document that comes already split (`Tokens`: a CAS's sentences and tokens, `flairsuite.serve.cas`)
+is tagged on exactly those tokens; its spans run from the first token's start to the last one's end.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 import flair.nn
-from flair.data import Sentence
+from flair.data import Sentence, get_spans_from_bio
 
 from flairsuite.inference.segmentation import flair_view
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
@@ -29,8 +31,43 @@ class Tagging:
     tokens: int
 
 
+@dataclass(frozen=True)
+class Tokens:
+    """A text already split: per sentence its tokens as (start, end) character offsets in `text`."""
+
+    text: str
+    sentences: list[list[tuple[int, int]]]
+
+    def __len__(self) -> int:
+        """Its length in characters, as a text's (the batcher's budget counts characters)."""
+        return len(self.text)
+
+    def flair_sentences(self) -> tuple[list[Sentence], list[list[tuple[int, int]]]]:
+        """Flair sentences of the tokens, and each one's token offsets; blank tokens and sentences without tokens are left out.
+        A token's `whitespace_after` is the gap to the next one, so a character LM reads the sentence as it is in the text."""
+        sentences, offsets = [], []
+        for tokens in self.sentences:
+            kept = [(start, end) for start, end in tokens if self.text[start:end].strip()]
+            if kept:
+                sentence = Sentence([self.text[start:end] for start, end in kept])
+                for token, (_, end), (start, _) in zip(sentence.tokens, kept, kept[1:]):
+                    token.whitespace_after = start - end  # the gap in the text, as Flair's own tokenisation of a text sets it
+                sentence.tokens[-1].whitespace_after = 0
+                sentences.append(sentence)
+                offsets.append(kept)
+        return sentences, offsets
+
+    def characters(self) -> "Tokens":
+        """The same sentences with one token per non-space character of their tokens (a character-segmented tagger's tokens)."""
+        split = [[(i, i + 1) for start, end in tokens for i in range(start, end) if not self.text[i].isspace()] for tokens in self.sentences]
+        return Tokens(self.text, split)
+
+
+Document = Union[str, Tokens]  # a text to split as `predict` splits it, or one split already
+
+
 class TextTagger:
-    """A saved suite tagger, loaded once: `tag(texts)` tags many texts in one call (one batch for all their sentences)."""
+    """A saved suite tagger, loaded once: `tag(documents)` tags many texts or `Tokens` in one call (one batch for all their sentences)."""
 
     def __init__(self, model_path: Path, fast: bool = True, batch_size: Optional[int] = None, entity_fix: bool = False) -> None:
         self.model: flair.nn.Classifier = load_tagger(model_path)
@@ -49,15 +86,31 @@ class TextTagger:
         tagged = self.fast.tag(sentences) if self.fast is not None else flair_tags(self.model, sentences, self.batch_size)
         return fixed(tagged) if self.entity_fix else tagged
 
-    def tag(self, texts: Sequence[str]) -> list[Tagging]:
-        """Every text's spans (sorted, at character offsets of the text) with its sentence and token counts."""
-        views = [flair_view(text) for text in texts]
-        per_text = [split(view.text, self.segmentation) for view in views]
-        tagged = self.raw_tags([sentence for found in per_text for sentence in found])
+    def tag(self, documents: Sequence[Document]) -> list[Tagging]:
+        """Every document's spans (sorted, at character offsets of its text) with its sentence and token counts."""
+        prepared = [self.split(document) for document in documents]
+        tagged = self.raw_tags([sentence for found, _ in prepared for sentence in found])
         results, position = [], 0
-        for view, found in zip(views, per_text):
+        for found, spans_of in prepared:
             rows = tagged[position : position + len(found)]
             position += len(found)
-            spans = [Span(*view.original(s.start, s.end), s.type, s.confidence) for s in char_spans(view.text, found, rows)] if self.spans else []
-            results.append(Tagging(spans, len(found), sum(len(sentence) for sentence in found)))
+            results.append(Tagging(spans_of(rows) if self.spans else [], len(found), sum(len(sentence) for sentence in found)))
         return results
+
+    def split(self, document: Document) -> tuple[list[Sentence], Callable[[Tagged], list[Span]]]:
+        """The document's Flair sentences, and how their tags become spans at character offsets of its text."""
+        if isinstance(document, Tokens):
+            found, offsets = (document.characters() if self.segmentation == "characters" else document).flair_sentences()
+            return found, lambda rows: token_spans(offsets, rows)
+        view = flair_view(document)
+        found = split(view.text, self.segmentation)
+        return found, lambda rows: [Span(*view.original(s.start, s.end), s.type, s.confidence) for s in char_spans(view.text, found, rows)]
+
+
+def token_spans(offsets: list[list[tuple[int, int]]], tagged: Tagged) -> list[Span]:
+    """The spans of the tags (as `predict` reads them, `get_spans_from_bio`) from their first token's start to their last one's end."""
+    found = []
+    for tokens, tags in zip(offsets, tagged):
+        for indices, confidence, kind in get_spans_from_bio([t for t, _ in tags], [c for _, c in tags]):
+            found.append(Span(tokens[indices[0]][0], tokens[indices[-1]][1], kind, confidence))
+    return found

@@ -54,7 +54,7 @@ def serve(model_path: Path, host: str, port: int, announce: Callable[[str], None
 
     app = create_app(model_path, **options)
     sock = listen(host, port)
-    announce(f"serving {model_path.name} on {url(sock)} (POST /tag; Ctrl+C stops)")
+    announce(f"serving {model_path.name} on {url(sock)} (POST /tag; INCEpTION recommender: POST /predict, POST /train; Ctrl+C stops)")
     config = uvicorn.Config(app, log_level="info", access_log=access_log, timeout_graceful_shutdown=5)
     try:
         uvicorn.Server(config).run(sockets=[sock])

@@ -24,8 +24,8 @@ from tqdm import tqdm
 
 from flairsuite import embeddings
 from flairsuite.atomic import atomic_file, write_json
-from flairsuite.claim import waited_for
 from flairsuite.embeddings import artifact_digest, length_batches, parse, resolve, token_vectors
+from flairsuite.locks import waited_for
 from flairsuite.paths import embeddings_cache_dir
 from flairsuite.tagging.data import LabeledSplit
 

@@ -16,6 +16,7 @@ from flair.data import Sentence
 
 from flairsuite.corpora.labeled import missing_type_warnings, read_splits
 from flairsuite.corpora.loading import to_flair
+from flairsuite.corpora.long_sentences import split_note
 from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, dataset
 from flairsuite.errors import FlairsuiteError
@@ -102,6 +103,8 @@ def labeled_splits(spec: DatasetSpec, fraction: Optional[float], root: Path) -> 
             raise FlairsuiteError(f"{data[split].path}: the {split} split of {spec.name} holds no sentences")
     for warning in missing_type_warnings(data, spec.task == "ner"):
         log.warning(warning)
+    if note := split_note(spec.name, spec.max_tokens, [part.repairs for part in data.values()]):
+        log.warning(note)
     splits = {}
     for split in SPLITS:
         sentences = data[split].sentences

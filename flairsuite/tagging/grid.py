@@ -6,9 +6,9 @@ Layout of `results/<experiment>/`:
   name is refused unless `--force`, which also removes runs the new grid no longer has.
 - `<corpus>/<stack>/<tagger>/seed-<n>/` (fine-tuned: `<corpus>/<stack>/ft/<tagger>/seed-<n>/`): `model.pt` (a plain Flair `SequenceTagger`),
   `predictions.tsv` (test tokens, gold tag, raw predicted tag: the decoder's output before any
-  span repair), `metrics.json` (flairsuite/results/collect.py; written last, so its presence marks
+  span repair), `metrics.json` (flairsuite/results/metrics_file.py; written last, so its presence marks
   a finished run) and, while training, `checkpoint.pt` (a killed run continues at its last epoch)
-  and `.lock` (held by the training process: a second process skips the run, `claim.py`).
+  and `.lock` (held by the training process: a second process skips the run, `locks.py`).
 """
 
 import json
@@ -27,21 +27,24 @@ from tqdm import tqdm
 
 import flairsuite
 from flairsuite.allocator import bound_primitive_cache
-from flairsuite.atomic import atomic_file, write_json, write_text
-from flairsuite.claim import claimed
+from flairsuite.atomic import atomic_file, write_json
 from flairsuite.corpora.tasks import task
 from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import CorpusChoice, ExperimentConfig, Run, load_experiment, match_runs, runs
+from flairsuite.experiments.config import CorpusChoice, ExperimentConfig
+from flairsuite.experiments.grid import Run, match_runs, runs
 from flairsuite.experiments.identity import fingerprint, run_fingerprint, run_record
+from flairsuite.experiments.reading import load_experiment
+from flairsuite.locks import claimed
 from flairsuite.memory import PeakMemory
 from flairsuite.models.card import record_segmentation
 from flairsuite.models.entity_fix import entity_fix
 from flairsuite.models.registry import build_tagger
 from flairsuite.paths import results_dir
-from flairsuite.results.collect import FIX_FOLDER, METRICS_FILE, read_run, variant_metrics_file
+from flairsuite.precision import require_precision
 from flairsuite.results.lengths import length_counts
-from flairsuite.results.predictions import PREDICTIONS_FILE
+from flairsuite.results.metrics_file import FIX_FOLDER, METRICS_FILE, read_run, variant_metrics_file, write_metrics
+from flairsuite.results.predictions import PREDICTIONS_FILE, write_predictions
 from flairsuite.tagging.cache import cached_vectors, frozen
 from flairsuite.tagging.data import LabeledSplit, labeled_splits, subsample_note
 from flairsuite.tagging.features import Part, SplitFeatures
@@ -49,7 +52,6 @@ from flairsuite.tagging.renamed import adopt_renamed
 from flairsuite.tagging.reuse import copy_run, same_run_elsewhere
 from flairsuite.tagging.scoring import flair_f1, strict_scores, task_scores
 from flairsuite.tagging.train import decode, train_tagger
-from flairsuite.training import require_precision
 
 STATE_FILE = "experiment.json"
 MODEL_FILE = "model.pt"
@@ -115,14 +117,6 @@ def label_type(corpus: CorpusChoice) -> str:
     return LABEL_TYPE if corpus.task.spans else corpus.spec().label_type or corpus.task.name
 
 
-def write_predictions(target: Path, split: LabeledSplit, predicted: list[list[str]]) -> None:
-    """token TAB gold TAB raw predicted tag, a blank line after each sentence."""
-    lines = []
-    for texts, gold, tags in zip(split.texts, split.tags, predicted):
-        lines += [f"{text}\t{g}\t{p}" for text, g, p in zip(texts, gold, tags)] + [""]
-    write_text(target, "\n".join(lines))
-
-
 def save_model(model: torch.nn.Module, target: Path) -> None:
     """Flair's `save`, written atomically."""
     with atomic_file(target) as temp:
@@ -169,7 +163,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
         progress = train_tagger(model, train, None if with_dev else dev, run.train_settings, run.seed, run_dir / CHECKPOINT_FILE, run.run_id,
                                 key=run_digest, task=run.corpus.task.name)
         raw = {"dev": decode(model, dev), "test": decode(model, test)}
-        write_predictions(run_dir / PREDICTIONS_FILE, test.split, raw["test"])
+        write_predictions(run_dir / PREDICTIONS_FILE, map(zip, test.split.texts, test.split.tags, raw["test"]))
         record_segmentation(model, run.corpus.spec().segmentation)  # predict splits raw text as the corpus was read
         save_model(model, run_dir / MODEL_FILE)
     record = {key: value for key, value in run_record(run).items() if key not in ("corpus_options", "subsample", "entity_fix", "fine_tune")}
@@ -347,6 +341,8 @@ def plan_experiment(
     `corpora_root`: where the datasets are; the runs on an `if_present` corpus with a split missing there are left out.
     """
     config = load_experiment(path)
+    if config.active_learning is not None:
+        raise FlairsuiteError(f"{path}: an active_learning simulation runs its rounds in one process: leave out --ray")
     grid = runs(config)
     chosen = select(grid, patterns)
     if corpora_root is not None:
@@ -381,7 +377,7 @@ def train_and_record(run: Run, run_digest: str, data: GridData, out: Path, diges
     """Train one run, write the metrics of each Entity-Fix variant, drop its checkpoint; one report line per variant."""
     lines = []
     for metrics in train_run(run, data, out / run.run_id, run_digest, digests).values():
-        write_json(out / metrics["run"] / METRICS_FILE, metrics)
+        write_metrics(out / metrics["run"] / METRICS_FILE, metrics)
         metric = run.corpus.task
         lines.append(f"{metrics['run']}: test {metric.metric_title} {metrics['test'][metric.metric] * 100:.2f} "
                      f"(dev {metrics['dev'][metric.metric] * 100:.2f}), {metrics['epochs']} epochs, {metrics['seconds']:.0f} s")
@@ -406,6 +402,10 @@ def run_experiment(
     oneDNN's primitive cache is bounded first (allocator.py: each batch length is a new shape).
     """
     bound_primitive_cache()
+    if load_experiment(path).active_learning is not None:  # simulated annotation rounds instead of a grid
+        from flairsuite.tagging.active_learning import run_simulation
+
+        return run_simulation(path, home, corpora_root, force, echo, cache, patterns)
     plan = plan_experiment(path, home, force, echo, patterns, keep_finished, corpora_root)
     plan.refuse_untrainable_precision(flair.device)  # before any embedding is computed
     data = GridData(home, corpora_root, cache=cache)

@@ -29,7 +29,8 @@ from tqdm import tqdm
 
 from flairsuite.allocator import bound_primitive_cache
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import CorpusChoice, Run
+from flairsuite.experiments.config import CorpusChoice
+from flairsuite.experiments.grid import Run
 from flairsuite.tagging.cache import frozen
 from flairsuite.tagging.grid import CHECKPOINT_FILE, TRAIN_WITH_DEV, GridData, GridPlan, train_and_record
 

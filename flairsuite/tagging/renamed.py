@@ -10,12 +10,12 @@ file's bytes, the order of the stack) does not. Such runs are adopted: their met
 rewritten under the new names and fingerprint.
 """
 
-import json
 from pathlib import Path
 
-from flairsuite.atomic import write_json
-from flairsuite.experiments.config import Run
+from flairsuite.errors import FlairsuiteError
+from flairsuite.experiments.grid import Run
 from flairsuite.experiments.identity import run_fingerprint
+from flairsuite.results.metrics_file import read_metrics_json, write_metrics
 
 
 def adopt_renamed(run: Run, files: list[Path], run_digest: str, artifacts: list[str]) -> bool:
@@ -28,8 +28,8 @@ def adopt_renamed(run: Run, files: list[Path], run_digest: str, artifacts: list[
     renamed = []
     for path in files:
         try:
-            metrics = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            metrics = read_metrics_json(path)
+        except FlairsuiteError:
             return False
         if metrics.get("fingerprint") == run_digest:
             continue
@@ -45,5 +45,5 @@ def adopt_renamed(run: Run, files: list[Path], run_digest: str, artifacts: list[
         for key in ("artifact_digests", "artifact_summaries"):
             if isinstance(metrics.get(key), dict):
                 metrics[key] = {names.get(spec, spec): value for spec, value in metrics[key].items()}
-        write_json(path, metrics)  # atomic, file by file
+        write_metrics(path, metrics)  # atomic, file by file
     return bool(renamed)

@@ -10,22 +10,22 @@ this experiment's name and fingerprint and a `copied_from` note; the saved model
 """
 
 import itertools
-import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
-from flairsuite.atomic import atomic_file, write_json
-from flairsuite.experiments.config import Run
+from flairsuite.atomic import atomic_file
+from flairsuite.errors import FlairsuiteError
+from flairsuite.experiments.grid import Run
 from flairsuite.experiments.identity import run_fingerprint
-from flairsuite.results.collect import METRICS_FILE, variant_metrics_file
+from flairsuite.results.metrics_file import METRICS_FILE, read_metrics_json, variant_metrics_file, write_metrics
 
 
 def _read(path: Path) -> Optional[dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_metrics_json(path)
+    except FlairsuiteError:
         return None
     return data if isinstance(data, dict) else None
 
@@ -60,4 +60,4 @@ def copy_run(run: Run, out: Path, run_digest: str, source: Path, variants: dict[
                 shutil.copy2(path, temp)
     origin = source.relative_to(out.parent).as_posix()  # <experiment>/<run id>
     for fix, metrics in variants.items():
-        write_json(variant_metrics_file(target, fix), {**metrics, "experiment": run.experiment, "fingerprint": run_digest, "copied_from": origin})
+        write_metrics(variant_metrics_file(target, fix), {**metrics, "experiment": run.experiment, "fingerprint": run_digest, "copied_from": origin})

@@ -42,9 +42,10 @@ from tqdm import tqdm
 from flairsuite.corpora.tasks import TASKS
 from flairsuite.models.protocol import features_decode, features_loss
 from flairsuite.models.settings import TrainSettings
+from flairsuite.precision import autocast, require_precision
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.scoring import main_score
-from flairsuite.training import TrainingLoop, autocast, require_precision
+from flairsuite.training import TrainingLoop
 
 CLIP_NORM = 5.0  # Flair's ModelTrainer
 MIN_LEARNING_RATE = 1e-4  # Flair's default min_learning_rate: training stops below it

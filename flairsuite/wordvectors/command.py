@@ -9,12 +9,13 @@ from typing import Any
 
 import gensim
 
-from flairsuite.atomic import atomic_folder, write_json
+from flairsuite.atomic import atomic_folder
 from flairsuite.corpora.language_splits import labeled_tokens
 from flairsuite.corpora.registry import language_segmentation
 from flairsuite.paths import corpora_dir, wordvectors_dir
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus
+from flairsuite.summary_file import write_summary
 from flairsuite.wordvectors.coverage import augmented, coverage_row
 from flairsuite.wordvectors.report import PROBES, neighbour_lines, neighbours, oov_table
 from flairsuite.wordvectors.store import VECTORS_FILE, vectors_folder
@@ -75,7 +76,7 @@ def train_into(folder: Path, corpus: PreparedCorpus, config: FastTextConfig, roo
         "gensim": gensim.__version__,
         "corpus": corpus.meta,
     }
-    write_json(folder / "summary.json", summary)
+    write_summary(folder, summary)
     return summary
 
 

@@ -14,10 +14,11 @@ from typing import Any
 
 from gensim.models.keyedvectors import KeyedVectors
 
-from flairsuite.atomic import atomic_folder, write_json
+from flairsuite.atomic import atomic_folder
 from flairsuite.corpora.labeled import read_split
 from flairsuite.corpora.registry import dataset
 from flairsuite.errors import FlairsuiteError
+from flairsuite.summary_file import write_summary
 from flairsuite.wordvectors.coverage import lookup_forms
 from flairsuite.wordvectors.store import VECTORS_FILE, vectors_files, vectors_folder
 
@@ -76,5 +77,5 @@ def compact_command(source_name: str, names: tuple[str, ...], name: str, out: Pa
             "dim": vectors.vector_size,
             "bytes": sum(p.stat().st_size for p in vectors_files(temp)),
         }
-        write_json(temp / "summary.json", summary)
+        write_summary(temp, summary)
     return summary

@@ -8,19 +8,22 @@ from gensim.models.callbacks import CallbackAny2Vec
 from tqdm import tqdm
 
 from flairsuite.errors import FlairsuiteError
+from flairsuite.settings_schema import INTEGER, OPTIONS, POSITIVE_INTEGER, CheckedSettings, setting
 
 
 @dataclass(frozen=True)
-class FastTextConfig:
-    """Hyper-parameters (skip-gram, character n-grams of 3 to 6 characters as in fastText)."""
+class FastTextConfig(CheckedSettings):
+    """Hyper-parameters (skip-gram, character n-grams of 3 to 6 characters as in fastText); a bad one is a one-line error."""
 
-    dim: int = 300
-    epochs: int = 5
-    min_count: int = 5
-    threads: int = 1
-    buckets: int = 2_000_000
-    window: int = 5
-    seed: int = 1
+    wording = OPTIONS
+
+    dim: int = setting(POSITIVE_INTEGER, 300)
+    epochs: int = setting(POSITIVE_INTEGER, 5)
+    min_count: int = setting(POSITIVE_INTEGER, 5)
+    threads: int = setting(POSITIVE_INTEGER, 1)
+    buckets: int = setting(POSITIVE_INTEGER, 2_000_000)
+    window: int = setting(POSITIVE_INTEGER, 5)
+    seed: int = setting(INTEGER, 1)
 
 
 class EpochProgress(CallbackAny2Vec):

@@ -20,9 +20,10 @@ from gensim.models.keyedvectors import KeyedVectors
 
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.registry import dataset
-from flairsuite.errors import FlairsuiteError, InputError, read_utf8
+from flairsuite.errors import FlairsuiteError
 from flairsuite.results.predictions import PREDICTIONS_FILE, Prediction, read_prediction_sentences
-from flairsuite.values import is_int, json_problem
+from flairsuite.settings_schema import POSITIVE_INTEGER
+from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
 from flairsuite.wordvectors.coverage import covered
 from flairsuite.wordvectors.store import VECTORS_FILE
 
@@ -45,18 +46,10 @@ def group_counts(tokens: Iterable[Prediction], train_forms: set[str], vocab: Opt
 def own_vocabulary(folder: Path) -> dict[str, int]:
     """The vocabulary a `train-fasttext` folder's vectors learned from raw text: the first `vocabulary` keys of its
     vectors (summary.json), without the corpus tokens added after training."""
-    summary_path = folder / "summary.json"
+    summary_path = folder / SUMMARY_FILE
     if not summary_path.is_file() or not (folder / VECTORS_FILE).is_file():
-        raise FlairsuiteError(f"{folder}: not a train-fasttext folder (needs summary.json and {VECTORS_FILE})")
-    try:
-        summary = json.loads(read_utf8(summary_path))
-    except json.JSONDecodeError as err:
-        raise InputError(summary_path, err.lineno, f"not valid JSON: {err.msg}") from None
-    except ValueError as err:
-        raise InputError(summary_path, None, f"not valid JSON: {json_problem(err)}") from None
-    size = summary.get("vocabulary") if isinstance(summary, dict) else None
-    if not is_int(size) or size < 1:
-        raise InputError(summary_path, None, "key 'vocabulary' must be a positive integer (the words trained from raw text)")
+        raise FlairsuiteError(f"{folder}: not a train-fasttext folder (needs {SUMMARY_FILE} and {VECTORS_FILE})")
+    size = read_summary_file(summary_path, {"vocabulary": POSITIVE_INTEGER.noted(" (the words trained from raw text)")})["vocabulary"]
     try:
         keys = KeyedVectors.load(str(folder / VECTORS_FILE), mmap="r").index_to_key[:size]
     except (OSError, ValueError, EOFError, pickle.UnpicklingError) as err:

@@ -1,11 +1,11 @@
-"""One process per training folder (flairsuite/claim.py): the lock, its one-line errors, and what rank 0 of a
+"""One process per training folder (flairsuite/locks.py): the lock, its one-line errors, and what rank 0 of a
 torchrun launch tells the other ranks so none waits at a barrier for a rank that stopped."""
 
 import pytest
 
-from flairsuite.claim import BUSY, FAILED, HELD, LOCK_FILE, claimed, held, refuse_if_busy
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
+from flairsuite.locks import BUSY, FAILED, HELD, LOCK_FILE, claimed, held, refuse_if_busy
 
 
 class Recording(Ranks):
@@ -68,14 +68,14 @@ def test_work_waited_for_runs_unlocked_where_the_file_system_takes_no_locks(tmp_
     import errno
     import fcntl
 
-    from flairsuite import claim
+    from flairsuite import locks
 
     def no_locks(handle, operation):
         raise OSError(errno.ENOLCK, "No locks available")
 
     monkeypatch.setattr(fcntl, "flock", no_locks)
     done = []
-    with claim.waited_for(tmp_path / "cache" / "x.npy.lock"):  # no error, no traceback: the work is done, unlocked
+    with locks.waited_for(tmp_path / "cache" / "x.npy.lock"):  # no error, no traceback: the work is done, unlocked
         done.append(True)
     assert done and (tmp_path / "cache" / "x.npy.lock").is_file()
     with pytest.raises(FlairsuiteError, match=r"^cannot lock .*: No locks available \(the file system takes no advisory locks\)$"):
@@ -88,7 +88,7 @@ def test_a_cache_folder_needed_by_two_processes_at_once_is_built_once(tmp_path):
     first builds it, the second waits, builds nothing and reads the first one's metadata."""
     import threading
 
-    from flairsuite.claim import folder_built_once
+    from flairsuite.locks import folder_built_once
 
     folder = tmp_path / "cache" / "de-1234"
     building, release, waiting = threading.Event(), threading.Event(), threading.Event()
@@ -120,7 +120,7 @@ def test_a_cache_folder_needed_by_two_processes_at_once_is_built_once(tmp_path):
 
 
 def test_a_failed_build_leaves_no_folder_and_the_next_call_builds_it(tmp_path):
-    from flairsuite.claim import folder_built_once
+    from flairsuite.locks import folder_built_once
 
     folder = tmp_path / "cache" / "de-1234"
 

@@ -1,0 +1,262 @@
+"""WebAnno TSV 3.x files (INCEpTION's and WebAnno's export; the format's specification is in the INCEpTION
+documentation, "WebAnno TSV 3.3 File format"): one span layer and one of its features read as BIO sentences.
+
+`read_webanno(path, fmt, encoding, repairs)` yields the sentences of one file (one document). How it reads:
+
+- Line 1 is `#FORMAT=WebAnno TSV 3.x`; then the layer declarations (`#T_SP=` span, `#T_CH=` chain, `#T_RL=` relation
+  layers), each `LAYER|FEATURE|...` giving one column a feature (a layer without features: one placeholder column).
+  `fmt.layer` picks a span layer by its full name or the part after the last dot (default
+  `de.tudarmstadt.ukp.dkpro.core.api.ner.type.NamedEntity`), `fmt.feature` its feature holding the type (default
+  `value`). Every other layer (lemma, POS, custom spans, chains, relations) is skipped. A file that declares no such
+  layer has no annotation on it (INCEpTION declares the layers a document uses): its tokens are `O` (counted).
+- `#Text=` lines are a sentence's text (several: joined by line breaks; escapes undone); rows `S-T<TAB>B-E<TAB>token
+  <TAB>columns...` its tokens, with offsets in UTF-16 units of the document text (rebuilt as INCEpTION rebuilds it),
+  mapped to characters; `S-T.K` rows are sub-tokens, which only carry annotations.
+- In the chosen column `_` is no annotation, `*` an annotation without a value (dropped, counted), stacked
+  annotations are separated by `|`, and `VALUE[N]` marks the rows of one multi-unit annotation N; `\\` escapes are undone.
+- The spans then go onto the tokens by the rules of `spans.py` (stacked spans: the longest first kept, the others
+  dropped; a span on a sub-token splits its token), each counted.
+"""
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from flairsuite.corpora.readers import TaggedSentence, read_lines
+from flairsuite.corpora.registry import FormatSpec
+from flairsuite.corpora.spans import CharSpan, CharToken, tagged_sentences
+from flairsuite.errors import InputError
+
+NAMED_ENTITY = "de.tudarmstadt.ukp.dkpro.core.api.ner.type.NamedEntity"
+DEFAULT_FEATURE = "value"
+FORMAT_LINE = re.compile(r"#FORMAT=WebAnno TSV (\d+)\.(\d+)$")
+LAYER_PREFIXES = {"#T_SP=": "span", "#T_CH=": "chain", "#T_RL=": "relation"}
+ROW_ID = re.compile(r"(\d+)-(\d+)(?:\.(\d+))?$")
+OFFSETS = re.compile(r"(\d+)-(\d+)$")
+STACK_SEPARATOR = re.compile(r"(?<!\\)\|")
+VALUE_ESCAPES = {"\\\\": "\\", "\\[": "[", "\\]": "]", "\\|": "|", "\\_": "_", "\\->": "->", "\\;": ";", "\\t": "\t",
+                 "\\n": "\n", "\\*": "*"}
+TEXT_ESCAPES = {"\\\\": "\\", "\\t": "\t", "\\n": "\n", "\\f": "\f", "\\r": "\r", "\\b": "\b",
+                **{"\\" + chr(code): chr(code) for code in range(32) if not 7 < code < 14}}
+VALUE_ESCAPE = re.compile("|".join(re.escape(key) for key in sorted(VALUE_ESCAPES, key=len, reverse=True)))
+TEXT_ESCAPE = re.compile("|".join(re.escape(key) for key in sorted(TEXT_ESCAPES, key=len, reverse=True)))
+NO_LAYER = "file without the layer: all tokens O"
+NO_VALUE = "annotation without a value (*) dropped"
+
+
+def unescape_value(value: str) -> str:
+    """A feature value as written, with the format's escapes (`\\|`, `\\_`, `\\*`, ...) undone."""
+    return VALUE_ESCAPE.sub(lambda m: VALUE_ESCAPES[m.group()], value)
+
+
+def unescape_text(text: str) -> str:
+    """A `#Text=` line's text with its escapes (`\\t`, `\\n`, `\\\\`, control characters) undone."""
+    return TEXT_ESCAPE.sub(lambda m: TEXT_ESCAPES[m.group()], text)
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A declared layer: its kind (span, chain, relation), name, and its columns' features (placeholder: empty)."""
+
+    kind: str
+    name: str
+    features: tuple[str, ...]
+
+    @property
+    def width(self) -> int:
+        return max(1, len(self.features))
+
+
+def _layer_column(layers: list[Layer], wanted: str, feature: str, path: Path, header_line: int) -> Optional[int]:
+    """The index (among the annotation columns) of `feature` of the span layer named `wanted`; None if no layer has that name."""
+    matches = [layer for layer in layers if wanted in (layer.name, layer.name.rsplit(".", 1)[-1])]
+    if not matches:
+        return None
+    if len(matches) > 1:
+        raise InputError(path, header_line, f"layer '{wanted}' could be {', '.join(m.name for m in matches)}: give its full name (`layer:`)")
+    (layer,) = matches
+    if layer.kind != "span":
+        raise InputError(path, header_line, f"layer {layer.name} is a {layer.kind} layer; `layer:` names a span layer")
+    if feature not in layer.features:
+        known = ", ".join(layer.features) or "none"
+        raise InputError(path, header_line, f"layer {layer.name} has no feature '{feature}' (its features: {known}); choose one with `feature:`")
+    start = 0
+    for other in layers:
+        if other is layer:
+            return start + layer.features.index(feature)
+        start += other.width
+    raise AssertionError("layer not in its list")
+
+
+@dataclass
+class _Document:
+    """What a file holds, in document coordinates: text, tokens by sentence, and the chosen column's annotations."""
+
+    text: list[str] = field(default_factory=list)
+    length16: int = 0  # the text's length in UTF-16 units
+    sentences: list[list[tuple[int, int, int, str]]] = field(default_factory=list)  # (begin16, end16, line, form) of each token
+    annotations: dict[object, list] = field(default_factory=dict)  # key -> [begin16, end16, value, line]
+
+    def add_text(self, text: str) -> None:
+        self.text.append(text)
+        self.length16 += _units(text)
+
+
+def _units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _char_offsets(text: str) -> list[int]:
+    """For each UTF-16 offset into `text` (and its end), the character offset; -1 inside a surrogate pair."""
+    offsets = []
+    for index, char in enumerate(text):
+        offsets.append(index)
+        if ord(char) > 0xFFFF:
+            offsets.append(-1)
+    offsets.append(len(text))
+    return offsets
+
+
+def _header(lines: Iterator[tuple[int, str]], path: Path) -> tuple[list[Layer], int]:
+    """The declared layers, and the line of the last declaration; the format line is checked first."""
+    first = next(lines, None)
+    if first is None:
+        raise InputError(path, 1, "empty file: a WebAnno TSV file starts with #FORMAT=WebAnno TSV 3.3")
+    lineno, line = first
+    match = FORMAT_LINE.match(line.strip())
+    if not match:
+        raise InputError(path, lineno, "no '#FORMAT=WebAnno TSV 3.x' line: not a WebAnno TSV 3 file (INCEpTION: export as WebAnno TSV v3.3)")
+    if match.group(1) != "3":
+        raise InputError(path, lineno, f"WebAnno TSV {match.group(1)}.{match.group(2)}: only version 3.x is read (export as WebAnno TSV v3.3)")
+    layers, last = [], lineno
+    for lineno, line in lines:
+        prefix = line[:6]
+        if prefix not in LAYER_PREFIXES:
+            if line.strip():
+                raise InputError(path, lineno, "expected a layer declaration (#T_SP=, #T_CH=, #T_RL=) or the blank lines before the text")
+            break
+        name, *features = line[6:].split("|")
+        if not name:
+            raise InputError(path, lineno, "layer declaration without a layer name")
+        layers.append(Layer(LAYER_PREFIXES[prefix], name, tuple(features)))
+        last = lineno
+    return layers, last
+
+
+def _annotations(cell: str, row: int, unit: tuple[int, int], document: _Document, lineno: int) -> None:
+    """Record the annotations of one cell of the chosen column (stacked ones by `|`; `[N]`: a multi-unit annotation's id)."""
+    if cell == "_":
+        return
+    for index, raw in enumerate(STACK_SEPARATOR.split(cell)):
+        key: object = (row, index)
+        if raw.endswith("]") and not raw.endswith("\\]") and "[" in raw:
+            body, _, ident = raw[:-1].rpartition("[")
+            if ident.isdigit():
+                raw, key = body, ("id", int(ident))
+        value = None if raw == "*" else unescape_value(raw)
+        begin, end = unit
+        known = document.annotations.get(key)
+        if known is None:
+            document.annotations[key] = [begin, end, value, lineno]
+        else:
+            known[0], known[1] = min(known[0], begin), max(known[1], end)
+
+
+def read_webanno(path: Path, fmt: FormatSpec, encoding: str, repairs: Counter) -> Iterator[TaggedSentence]:
+    """The sentences of one WebAnno TSV 3.x file, tagged in BIO by the chosen layer and feature (module docstring)."""
+    lines = iter(read_lines(path, encoding))
+    layers, header_line = _header(lines, path)
+    column = _layer_column(layers, fmt.layer or NAMED_ENTITY, fmt.feature or DEFAULT_FEATURE, path, header_line)
+    width = 3 + sum(layer.width for layer in layers)
+    document = _Document()
+    sentence_text: list[str] = []
+    sentence_start: Optional[tuple[int, int, int]] = None  # (line of its #Text, begin16, end16) of the open sentence
+    token_unit: Optional[tuple[int, int]] = None
+    row = 0
+    for lineno, line in lines:
+        if not line.strip():
+            sentence_start, token_unit = None, None
+            continue
+        if line.startswith("#"):
+            if sentence_start is not None:
+                raise InputError(path, lineno, "a sentence header (#Text=) among token rows: a blank line must end the sentence before it")
+            if line.startswith("#Text="):
+                sentence_text.append(unescape_text(line[len("#Text="):]))
+            continue
+        fields = line.split("\t")
+        if len(fields) < width:
+            raise InputError(path, lineno, f"expected {width} tab-separated columns (id, offsets, token and {width - 3} of the declared layers), "
+                                           f"found {len(fields)}")
+        ident, offsets = ROW_ID.match(fields[0]), OFFSETS.match(fields[1])
+        if not ident or not offsets:
+            raise InputError(path, lineno, f"'{fields[0]}\t{fields[1]}' is no 'SENTENCE-TOKEN<TAB>BEGIN-END' pair")
+        begin, end = int(offsets.group(1)), int(offsets.group(2))
+        if end < begin:
+            raise InputError(path, lineno, f"offsets {begin}-{end} end before they begin")
+        subtoken = ident.group(3) is not None
+        if sentence_start is None:
+            if subtoken:
+                raise InputError(path, lineno, f"sub-token {fields[0]} before any token of its sentence")
+            if not sentence_text:
+                raise InputError(path, lineno, "token row without a #Text= line before its sentence")
+            sentence_start = _open_sentence(document, "\n".join(sentence_text), begin, lineno)
+            sentence_text = []
+        _, first, last = sentence_start
+        if not first <= begin <= end <= last:
+            raise InputError(path, lineno, f"offsets {begin}-{end} fall outside the text of their sentence (UTF-16 offsets {first}-{last})")
+        if subtoken:
+            if token_unit is None or not token_unit[0] <= begin <= end <= token_unit[1]:
+                raise InputError(path, lineno, f"sub-token {fields[0]} at {begin}-{end} lies outside its token")
+        else:
+            document.sentences[-1].append((begin, end, lineno, fields[2]))
+            token_unit = (begin, end)
+        if column is not None:
+            row += 1
+            _annotations(fields[3 + column], row, (begin, end), document, lineno)
+    yield from _tagged(document, path, column, repairs)
+
+
+def _open_sentence(document: _Document, text: str, begin: int, lineno: int) -> tuple[int, int, int]:
+    """Place a sentence's text at UTF-16 offset `begin` of the document, as INCEpTION rebuilds a document's text."""
+    if document.length16 > begin and document.text and document.text[-1] == "\n":  # no gap: the line break after the last one goes
+        document.text.pop()
+        document.length16 -= 1
+    if document.length16 < begin:
+        document.add_text(" " * (begin - document.length16))
+    start = document.length16
+    document.add_text(text)
+    document.add_text("\n")
+    document.sentences.append([])
+    return lineno, start, start + _units(text)
+
+
+def _tagged(document: _Document, path: Path, column: Optional[int], repairs: Counter) -> list[TaggedSentence]:
+    """The document's sentences with the chosen column's annotations as BIO tags (`spans.tagged_sentences`)."""
+    text = "".join(document.text)
+    chars = _char_offsets(text)
+
+    def char(offset16: int, lineno: int) -> int:
+        if offset16 >= len(chars) or chars[offset16] < 0:
+            raise InputError(path, lineno, f"UTF-16 offset {offset16} falls inside a character of the text")
+        return chars[offset16]
+
+    sentences = []
+    for rows in document.sentences:
+        tokens = [CharToken(char(b, line), char(e, line), line) for b, e, line, _ in rows]
+        for token, (_, _, line, form) in zip(tokens, rows):
+            found = text[token.start : token.end]
+            if found not in (form, unescape_text(form), unescape_value(form)):
+                raise InputError(path, line, f"token '{form}' is not the text at its offsets ('{found}')")
+        sentences.append(tokens)
+    spans = []
+    for begin, end, value, line in document.annotations.values():
+        if value is None:
+            repairs[NO_VALUE] += 1
+            continue
+        spans.append(CharSpan(char(begin, line), char(end, line), value, line))
+    if column is None and any(sentences):
+        repairs[NO_LAYER] += 1
+    return tagged_sentences(text, sentences, spans, repairs)

@@ -1,0 +1,138 @@
+"""The one way a settings object checks its values: frozen dataclasses whose fields carry a `Rule`.
+
+A `Rule` is what a value must be, in words (`a positive integer`), and the test; `setting(rule, default)` declares a
+dataclass field with its rule (in the field's metadata, so `asdict`, the field order and the defaults, which run records
+and experiment fingerprints hash, are those of a plain dataclass); `CheckedSettings.__post_init__` checks every field and
+refuses the first bad value with one line, `<name> must be <rule> (found <value>)`. Where a name is written depends on
+where the user wrote the value: `KEYS` as in a YAML file (`train.max_epochs must be a positive integer (found 0)`),
+`OPTIONS` as a command-line option (`--hidden-size must be a positive integer (found 2.5)`). Integers refuse fractions
+and bools everywhere (`values.is_int`); numbers refuse NaN and the infinities where a range is asked for.
+
+Why in-house and not pydantic: the suite's messages are one line each, in its own words, with the example the user
+needs, and tests pin them; pydantic's `ValidationError` is several lines in pydantic's words, coerces (`"2"`, `2.0`
+-> 2) unless every model is strict, and its models replace the frozen dataclasses whose `asdict` output is
+fingerprinted, which would have to be proven byte-identical for every record. The base below is a few dozen lines on
+top of `dataclasses`, adds no dependency and keeps every record as it was. Values that are not settings objects use
+the same `Rule`s: an experiment file's leaves (seeds, shares; experiments/validation.py), the values a summary.json
+reader needs (flairsuite/summary_file.py, through `refusal`), the leaves of the metrics.json schema
+(flairsuite/results/metrics_file.py, with its `key '...'` wording).
+"""
+
+import math
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Callable, ClassVar, Optional, Sequence
+
+from flairsuite.errors import FlairsuiteError
+from flairsuite.values import is_finite_number, is_int, is_number, show
+
+RULE = "rule"  # the key of a field's metadata holding its Rule
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a value must be, in words (after "must be"), and the test."""
+
+    description: str
+    test: Callable[[Any], bool]
+
+    def __call__(self, value: Any) -> bool:
+        return bool(self.test(value))
+
+    def or_null(self, meaning: str) -> "Rule":
+        """This rule, or null (None) meaning `meaning`: `a positive integer, or null for one pass over train`."""
+        return Rule(f"{self.description}, or null for {meaning}", lambda v: v is None or self.test(v))
+
+    def noted(self, note: str) -> "Rule":
+        """This rule with `note` (a reason or an example, with its own lead: ` (1: no annealing)`) after its description."""
+        return Rule(f"{self.description}{note}", self.test)
+
+
+def at_least(low: int, noun: str = "integer") -> Rule:
+    """An integer (not a bool, not a fraction) of at least `low`: `a positive integer` for 1, `a non-negative integer` for 0."""
+    words = {1: f"a positive {noun}", 0: f"a non-negative {noun}"}.get(low, f"at least {low}")
+    return Rule(words, lambda v: is_int(v) and v >= low)
+
+
+POSITIVE_INTEGER = at_least(1)
+NON_NEGATIVE_INTEGER = at_least(0)
+POSITIVE_NUMBER = Rule("a positive number", lambda v: is_finite_number(v) and v > 0)
+NON_NEGATIVE_NUMBER = Rule("a non-negative number", lambda v: is_finite_number(v) and v >= 0)
+FLAG = Rule("true or false", lambda v: isinstance(v, bool))
+TEXT = Rule("a string", lambda v: isinstance(v, str))
+NUMBER = Rule("a number", is_number)
+INTEGER = Rule("an integer", is_int)
+
+
+def interval(low: float, high: float, low_open: bool, high_open: bool, noun: str = "a number") -> Rule:
+    """A number (NaN never) between `low` and `high`, each end open or closed: `a number in [0, 1)`."""
+
+    def test(value: Any) -> bool:
+        if not is_number(value) or math.isnan(value):
+            return False
+        return (low < value if low_open else low <= value) and (value < high if high_open else value <= high)
+
+    return Rule(f"{noun} in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}", test)
+
+
+def one_of(choices: Sequence[str], lead: str = "one of:") -> Rule:
+    """A string among `choices`: `one of: sgd, adam, adamw`."""
+    return Rule(f"{lead} {', '.join(choices)}", lambda v: isinstance(v, str) and v in choices)
+
+
+def setting(rule: Rule, default: Any = MISSING) -> Any:
+    """A dataclass field checked by `rule` (no default: a required one)."""
+    return field(default=default, metadata={RULE: rule})
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a refusal names a setting and quotes the value found."""
+
+    name: Callable[[str], str]
+    found: Callable[[Any], str]
+
+
+KEYS = Wording(lambda name: name, lambda value: f"found {show(value)}")  # as written in a YAML or JSON file
+OPTIONS = Wording(lambda name: f"--{name.replace('_', '-')}", lambda value: f"found {show(value)}")  # as a command-line option
+
+
+def refusal(name: str, rule: Rule, value: Any, wording: Wording = KEYS, where: Optional[str] = None) -> str:
+    """The one-line message for `value` breaking `rule`; `where` (e.g. `tagger_train.map`) prefixes the name."""
+    return f"{f'{where}.' if where else ''}{wording.name(name)} must be {rule.description} ({wording.found(value)})"
+
+
+def refuse(name: str, rule: Rule, value: Any, wording: Wording = KEYS, where: Optional[str] = None) -> None:
+    """A one-line FlairsuiteError unless `value` follows `rule`."""
+    if not rule(value):
+        raise FlairsuiteError(refusal(name, rule, value, wording, where))
+
+
+class CheckedSettings:
+    """Base of a frozen dataclass whose fields are declared with `setting`: every value is checked when it is made,
+    then `check_together` (a subclass's rules between settings) runs."""
+
+    wording: ClassVar[Wording] = KEYS
+
+    def __post_init__(self) -> None:
+        for declared in fields(self):  # type: ignore[arg-type]
+            if RULE in declared.metadata:
+                refuse(declared.name, declared.metadata[RULE], getattr(self, declared.name), self.wording)
+        self.check_together()
+
+    def check_together(self) -> None:
+        """Rules that involve more than one setting (none by default); a one-line error where one is broken."""
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        """The names of the settings, in declaration order."""
+        return tuple(declared.name for declared in fields(cls))  # type: ignore[arg-type]
+
+    @classmethod
+    def rule(cls, name: str) -> Rule:
+        """The rule of setting `name`."""
+        return next(declared.metadata[RULE] for declared in fields(cls) if declared.name == name)  # type: ignore[arg-type]
+
+    @classmethod
+    def check_value(cls, name: str, value: Any, where: Optional[str] = None) -> None:
+        """A one-line error unless `value` suits setting `name`; `where` (e.g. `tagger_train.map`) prefixes it."""
+        refuse(name, cls.rule(name), value, cls.wording, where)

@@ -1,0 +1,193 @@
+"""The user docs (README.md and docs/*.md) name only what a fresh clone has.
+
+- Every page of docs/ is linked from README.md, and every relative link of these pages resolves.
+- Every `flairsuite COMMAND` (and `flairsuite GROUP SUB`) they show exists in the command group,
+  read from `flairsuite.cli` itself, so a new command needs no edit here.
+- The README's two set-up commands come first, and the second is the test command `.ci/run` runs.
+- No dated history: a date (`2026-11-27`) belongs in CHANGELOG.md, not in a page that describes the suite.
+- README.md's command table (the table whose first header cell is "command") has one row per
+  top-level command of the group, each exactly once.
+- Paths. Only code is read (inline code and fenced blocks). A path there is a word that starts with
+  `../` or with a top-level folder git tracks (`experiments/`, `results/`, `charlm/`, ...). Rule:
+  1. `../...` is outside the clone: always an error (a user's datasets folder is `--corpora-dir` or
+     `$FLAIRSUITE_CORPORA`, never a sibling folder of the clone).
+  2. A placeholder component ends the path: `<run>`, `NAME`, `TAGGER`, `…`, `...`, `*`, `{a,b}`,
+     `$VAR`; what comes before it is checked.
+  3. The path exists in the clone; or it lies in an artifact folder of `flairsuite.paths`
+     (`results/`, `charlm/`, `corpora/`, `wordvectors/`, ...) inside an entry the clone does not
+     ship (no tracked file under `results/<name>/`): a run, a dataset, vectors that the user's own
+     commands make. A missing file inside an entry the clone ships, such as the git-ignored
+     weights of a committed experiment (`results/sturm-table3/.../model.pt`), is an error.
+"""
+
+import re
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import click
+import pytest
+
+from flairsuite import paths
+from flairsuite.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+PAGES = [ROOT / "README.md", *DOCS]
+
+FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
+INLINE = re.compile(r"`([^`\n]+)`")
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+COMMAND = re.compile(r"(?<![\w./-])flairsuite ([a-z][a-z0-9-]*)(?: ([a-z][a-z0-9-]*))?")
+# the artifact folders below $FLAIRSUITE_HOME, and the default datasets folder (`corpora/`)
+ARTIFACTS = {folder(Path(".")).parts[0] for folder in (paths.charlm_dir, paths.wordvectors_dir, paths.bert_dir,
+                                                       paths.lexicons_dir, paths.results_dir, paths.cache_dir)} | {"corpora"}
+PLACEHOLDER = re.compile(r"[<>*…{}$]|\.\.\.|[A-Z]{2,}")
+
+
+def tracked() -> list[str]:
+    result = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True, text=True)
+    if result.returncode != 0 or not result.stdout:
+        pytest.skip("not a git checkout: the tracked files are unknown")
+    return result.stdout.splitlines()
+
+
+def code(text: str) -> list[str]:
+    """The fenced blocks and the inline code spans of a Markdown page."""
+    blocks = [match.group(2) for match in FENCE.finditer(text)]
+    prose = FENCE.sub("", text)
+    return blocks + INLINE.findall(prose)
+
+
+def commands_named(text: str) -> set[tuple[str, ...]]:
+    found = set()
+    for snippet in code(text):
+        for match in COMMAND.finditer(snippet):
+            found.add(tuple(word for word in match.groups() if word))
+    return found
+
+
+def unknown_command(words: tuple[str, ...]) -> bool:
+    command = cli.commands.get(words[0])
+    if command is None:
+        return True
+    return isinstance(command, click.Group) and len(words) > 1 and words[1] not in command.commands
+
+
+def path_problem(path: str, files: set[str], dirs: set[str]) -> str | None:
+    """Why `path` (as written in a page) is not in a clone, or None (the rule of the module docstring)."""
+    if path.startswith("../"):
+        return "outside the clone"
+    parts = []
+    for part in path.rstrip("/").split("/"):
+        if PLACEHOLDER.search(part) and "/".join([*parts, part]) not in files | dirs:
+            break
+        parts.append(part)
+    name = "/".join(parts)
+    if name in files or name in dirs or (ROOT / name).exists():
+        return None
+    if parts[0] in ARTIFACTS and len(parts) >= 2:
+        entry = "/".join(parts[:2])
+        if entry in dirs or entry in files:
+            return f"{entry}/ is in the clone, but not {name}"
+        if len(parts) > 2 or path.endswith("/"):
+            return None  # inside a run, dataset or model folder the user's own command makes
+    return "not in the clone"
+
+
+def paths_named(text: str, tops: set[str]) -> list[str]:
+    start = "|".join(re.escape(top) for top in sorted(tops))
+    pattern = re.compile(rf"(?<![\w./$-])(?:\.\./|(?:{start})/)[^\s`'\"()\[\],;:|]*")
+    return [match.group(0).rstrip(".") for snippet in code(text) for match in pattern.finditer(snippet)]
+
+
+def tree(files: list[str]) -> tuple[set[str], set[str], set[str]]:
+    dirs = {"/".join(name.split("/")[:i]) for name in files for i in range(1, name.count("/") + 1)}
+    tops = {name.split("/")[0] for name in files if "/" in name}
+    return set(files), dirs, tops
+
+
+def test_every_docs_page_is_linked_from_the_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    linked = {(ROOT / target.split("#")[0]).resolve() for target in LINK.findall(readme)}
+    assert DOCS, "docs/ holds no page"
+    assert [page.name for page in DOCS if page.resolve() not in linked] == []
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_relative_links_resolve(page):
+    broken = []
+    for target in LINK.findall(page.read_text(encoding="utf-8")):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            continue
+        if not (page.parent / target.split("#")[0]).exists():
+            broken.append(target)
+    assert broken == []
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_every_command_named_exists(page):
+    named = commands_named(page.read_text(encoding="utf-8"))
+    assert named, f"{page.name} names no flairsuite command"
+    assert sorted(" ".join(words) for words in named if unknown_command(words)) == []
+
+
+def test_the_readme_starts_with_the_set_up_commands_and_ci_runs_the_test_one():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = [match.group(2).strip() for match in FENCE.finditer(readme)]
+    install, tests = blocks[:2]
+    assert install.endswith("pip install -e . && flairsuite quickstart") and "\n" not in install
+    assert tests.endswith("python -m pytest -q -n 2 --dist loadfile") and "\n" not in tests
+    ci = re.sub(r"\\\n\s*", "", (ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    assert tests in ci
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_no_dated_history(page):
+    assert re.findall(r"\b(?:19|20)\d\d-\d\d-\d\d\b", page.read_text(encoding="utf-8")) == []
+
+
+def test_the_readme_command_table_lists_every_command_once():
+    rows = []
+    in_table = False
+    for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")] if line.startswith("|") else None
+        if cells and cells[0] == "command":
+            in_table = True
+        elif in_table and cells is None:
+            break
+        elif in_table and not set(cells[0]) <= set("-: "):
+            match = COMMAND.search(cells[0])
+            assert match, f"command table row without a `flairsuite COMMAND`: {line}"
+            rows.append(match.group(1))
+    counts = Counter(rows)
+    assert {name for name, n in counts.items() if n > 1} == set(), "listed twice"
+    assert sorted(counts) == sorted(cli.commands)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
+def test_every_path_named_is_in_a_clone(page):
+    files, dirs, tops = tree(tracked())
+    named = paths_named(page.read_text(encoding="utf-8"), tops)
+    assert sorted({f"{path}: {why}" for path in named if (why := path_problem(path, files, dirs))}) == []
+
+
+def test_the_path_rule_catches_what_a_clone_lacks():
+    files, dirs, tops = tree(tracked())
+    text = ("export `FLAIRSUITE_CORPORA=../shared/corpora`, read `../shared/papers/small-bert-german-ner.txt`\n"
+            "```bash\nflairsuite predict results/sturm-table3/sturm/proposed/bilstm-crf/seed-1/model.pt letter.txt\n```\n"
+            "`experiments/sturm-tabel3.yaml`, `charlm/de-forward/checkpoint.pt`\n")
+    problems = {path: path_problem(path, files, dirs) for path in paths_named(text, tops)}
+    assert set(problems) == {"../shared/corpora", "../shared/papers/small-bert-german-ner.txt",
+                             "results/sturm-table3/sturm/proposed/bilstm-crf/seed-1/model.pt",
+                             "experiments/sturm-tabel3.yaml", "charlm/de-forward/checkpoint.pt"}
+    assert all(problems.values()), problems
+    fine = ("`results/quickstart/sturm/proposed+word/bilstm-crf/seed-1/model.pt`, `corpora/sturm/train_sturm.conll`, "
+            "`results/<experiment>/<run>/metrics.json`, `charlm/NAME-DIRECTION/best-lm.pt`, `experiments/walkthrough/brief.txt`, "
+            "`wordvectors/de-fasttext/vectors.kv`, `results/letters/`, `$FLAIRSUITE_HOME/results`")
+    assert {path: why for path in paths_named(fine, tops) if (why := path_problem(path, files, dirs))} == {}
+
+
+def test_the_command_check_catches_unknown_commands():
+    named = commands_named("`flairsuite tag x.yaml`, `flairsuite corpora lsit`\n```\nflairsuite trian-charlm --lang de\n```")
+    assert sorted(" ".join(words) for words in named if unknown_command(words)) == ["corpora lsit", "trian-charlm"]

@@ -1,0 +1,103 @@
+"""`flairsuite suggest` with the tiny saved models: ranking by uncertainty, near-duplicates kept apart, the model's tags
+in the annotation formats, documents, corpus files with their labels ignored, one-line errors."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import invoke, one_error_line, write_file
+from flair.data import Sentence
+
+from flairsuite.models.selection import jaccard, word_set
+from flairsuite.predict import load_tagger, tag
+from flairsuite.suggest import read_units, sentence_scores, suggest, token_spans
+
+MODELS = Path(__file__).parent / "fixtures" / "saved-models"
+LETTER = (
+    "Lieber Herwarth Walden, herzlichen Dank für den Brief aus Berlin!\n"
+    "Lieber Herwarth Walden, herzlichen Dank für den Brief aus Berlin.\n"
+    "Am Montag besuchte Anna die Stadt Wien.\n"
+    "Otto verließ München, sagte der König.\n"
+    "Die Bilder sind angekommen.\n"
+    "Franz Marc schrieb aus Sindelsdorf an Else Lasker-Schüler.\n"
+)
+
+
+def test_cli_ranks_and_writes_the_top_n(tmp_path):
+    letter = write_file(tmp_path / "letter.txt", LETTER)
+    out = tmp_path / "next.conll"
+    command = [str(Path(sys.executable).with_name("flairsuite")), "suggest", str(MODELS / "lcrf-ner.pt"), str(letter), "--n", "5",
+               "--out", str(out), "--format", "conll", "--threads", "1"]
+    result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert rows[0] == ["rank", "uncertainty", "source", "text"] and [row[0] for row in rows[1:]] == ["1", "2", "3", "4", "5"]
+    values = [float(row[1]) for row in rows[1:]]
+    assert values == sorted(values, reverse=True) and all(0 < v < 1 for v in values)
+    assert sum(row[3].startswith("Lieber Herwarth Walden") for row in rows[1:]) == 1  # its near-duplicate is passed over
+    assert {row[2] for row in rows[1:]} <= {f"{letter}:{n}" for n in range(1, 7)}
+    assert "ranked 6 sentences by uncertainty; chose 5, passing over 1 near-duplicates" in result.stderr
+    blocks = out.read_text().strip().split("\n\n")
+    assert len(blocks) == 5 and all(len(line.split(" ")) == 2 for block in blocks for line in block.splitlines())
+    # the pre-annotations are the model's own spans (as Flair reads its tags), in ranked order
+    model = load_tagger(MODELS / "lcrf-ner.pt")
+    first = [line.split(" ")[0] for line in blocks[0].splitlines()]
+    expected = ["O"] * len(first)
+    for start, end, kind, _ in token_spans(tag(model, [Sentence(first)], True, None)[0]):
+        expected[start:end] = [f"B-{kind}"] + [f"I-{kind}"] * (end - start - 1)
+    assert [line.split(" ")[1] for line in blocks[0].splitlines()] == expected
+
+
+def test_softmax_head_ranks_by_mean_token_entropy(tmp_path):
+    letter = write_file(tmp_path / "letter.txt", LETTER)
+    found = suggest(MODELS / "map.pt", letter, 6, "column", measure="uncertainty")
+    entropy = suggest(MODELS / "map.pt", letter, 6, "column", measure="entropy")
+    assert found.ranking.replace("uncertainty", "entropy") == entropy.ranking  # the same measure for a softmax head
+    units = read_units(letter, "sentence", "words")
+    model = load_tagger(MODELS / "map.pt")
+    scores = sentence_scores(model, [u.sentences[0] for u in units])
+    best = max(range(len(units)), key=lambda i: scores[i].entropy)
+    assert found.ranking.splitlines()[1].split("\t")[2] == units[best].source
+    assert all(abs(s.uncertainty - s.entropy) < 1e-12 and s.best_log_probability is None for s in scores)
+
+
+def test_documents_of_a_folder_in_webanno(tmp_path):
+    for i, text in enumerate(["Am Montag besuchte Anna die Stadt Wien.", LETTER, "Die Bilder sind angekommen. Der Brief blieb liegen."]):
+        write_file(tmp_path / "letters" / f"{i}.txt", text)
+    out = tmp_path / "next.tsv"
+    result = invoke("suggest", str(MODELS / "lcrf-ner.pt"), str(tmp_path / "letters"), "--n", "2", "--unit", "document", "--out", str(out),
+                    "--format", "webanno")
+    assert result.exit_code == 0, result.output
+    rows = [line.split("\t") for line in result.stdout.splitlines()[1:]]
+    assert len(rows) == 2 and all(row[2].endswith(".txt:1") for row in rows)
+    assert out.read_text().startswith("#FORMAT=WebAnno TSV 3")
+
+
+def test_corpus_file_labels_are_ignored(tmp_path):
+    gold = "Anna B-place\nreiste O\nnach O\nWien B-pers\n. O\n\nDer O\nBrief O\nkam O\n. O\n"
+    corpus = write_file(tmp_path / "pool.conll", gold)
+    out = tmp_path / "next.tsv"
+    result = invoke("suggest", str(MODELS / "map.pt"), str(corpus), "--n", "2", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    model = load_tagger(MODELS / "map.pt")
+    written = {tuple(line.split("\t")[0] for line in block.splitlines()): [line.split("\t")[1] for line in block.splitlines()]
+               for block in out.read_text().strip().split("\n\n")}
+    for tokens, tags in written.items():
+        assert tags == [t for t, _ in tag(model, [Sentence(list(tokens))], True, None)[0]]
+    assert {row.split("\t")[2] for row in result.stdout.splitlines()[1:]} == {f"{corpus}:1", f"{corpus}:7"}
+
+
+def test_near_duplicate_rule():
+    assert jaccard(word_set(["Lieber", "Karl", "!"]), word_set(["lieber", "Karl", ","])) == 1.0
+    assert jaccard(word_set("Am Montag kam Anna".split()), word_set("Am Dienstag kam Anna".split())) == pytest.approx(3 / 5)
+
+
+def test_errors_are_one_line(tmp_path):
+    letter = write_file(tmp_path / "letter.txt", LETTER)
+    assert "has no per-token tag distribution" in one_error_line(invoke("suggest", str(MODELS / "cse.pt"), str(letter), "--out", str(tmp_path / "o")))
+    assert "no such file or folder" in one_error_line(invoke("suggest", str(MODELS / "map.pt"), str(tmp_path / "nope"), "--out", str(tmp_path / "o")))
+    blank = write_file(tmp_path / "blank.txt", "\n\n")
+    assert str(blank) in one_error_line(invoke("suggest", str(MODELS / "map.pt"), str(blank), "--out", str(tmp_path / "o")))
+    assert not (tmp_path / "o").exists()
