@@ -26,10 +26,11 @@ httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 
 from flairsuite.inference.tagger import torch_threads  # noqa: E402
+from flairsuite.markup.spans import Span  # noqa: E402
 from flairsuite.predict import load_tagger, split  # noqa: E402
-from flairsuite.serve import retrain, server  # noqa: E402
+from flairsuite.serve import inception, retrain, server  # noqa: E402
 from flairsuite.serve.app import create_app  # noqa: E402
-from flairsuite.serve.cas import bio_tags, labeled_sentences  # noqa: E402
+from flairsuite.serve.cas import add_suggestions, bio_tags, labeled_sentences  # noqa: E402
 from flairsuite.serve.engine import Tokens  # noqa: E402
 from flairsuite.serve.fit import Labeled, held_out  # noqa: E402
 
@@ -229,6 +230,15 @@ def test_predict_and_train_take_json_only(url):
     assert response.status_code == 400 and response.json() == {"error": "documents is empty: send the documents to train on"}
 
 
+def test_without_the_inception_extra_the_routes_say_how_to_install_it(url, monkeypatch):
+    monkeypatch.setattr(inception, "EXTRA", "no_such_package_for_flairsuite")
+    for route in ("predict", "train"):
+        response = httpx.post(url + route, json=body_with(), timeout=60)
+        assert response.status_code == 501
+        assert response.json() == {"error": "the INCEpTION recommender needs dkpro-cassis: pip install 'flairsuite[inception]'"}
+    assert httpx.post(url + "tag", json={"text": "Anna kam."}, timeout=60).status_code == 200
+
+
 # -- training ---------------------------------------------------------------------------------------
 
 LETTERS = [
@@ -394,6 +404,14 @@ def test_cas_tokens_keep_the_spacing_of_the_text():
     sentences, offsets = Tokens(text, [[(0, 4), (5, 8), (10, 14), (15, 19), (19, 20)], [(21, 25)]]).flair_sentences()
     assert [s.to_plain_string() for s in sentences] == ["Anna kam  nach Wien.", "Otto"]  # what a character LM reads
     assert offsets[1] == [(21, 25)] and Tokens(text, [[(4, 5)]]).flair_sentences() == ([], [])  # a blank token is left out
+
+
+def test_single_token_anchoring_keeps_the_suggestions_of_one_token():
+    spans = [Span(0, 4, "PER", 0.9), Span(5, 20, "LOC", 0.8), Span(14, 20, "LOC", 0.7)]
+    for single, expected in ((True, [(0, 4), (14, 20)]), (False, [(0, 4), (5, 20), (14, 20)])):
+        cas = make_cas("Anna besuchte Berlin .", [[(0, 4), (5, 13), (14, 20), (21, 22)]])
+        assert add_suggestions(cas, NE, "value", spans, single) == len(expected)
+        assert sorted((a.begin, a.end) for a in cas.select(NE)) == expected
 
 
 def test_held_out_documents_are_fixed_and_disjoint():

@@ -3,7 +3,7 @@
     python experiments/device/prepare.py              # text + wheels + size (the bundle: .device-bundle/, git-ignored)
     python experiments/device/prepare.py wheels --dry-run   # the wheel list and the pip command, nothing downloaded
     python experiments/device/prepare.py size         # what a `run` call would send, against its 64 MiB
-    python experiments/device/prepare.py park         # move the largest tracked model files out of the checkout until it fits
+    python experiments/device/prepare.py park [--dry-run]   # move the largest tracked model files out of the checkout until it fits
     python experiments/device/prepare.py unpark       # ... and back, checked against their SHA-256
 
 The bundle: `prepared/<name>/` (the prepared corpus of `--lang` as .xz text, its vocab.json and meta.json; the device encodes
@@ -164,7 +164,7 @@ def size(bundle: Path, quiet: bool = False) -> int:
     return total
 
 
-def park(bundle: Path, to: Path) -> None:
+def park(bundle: Path, to: Path, dry_run: bool = False) -> None:
     """Move the largest tracked files under charlm/, bert/, wordvectors/ to `to` until the tree fits (git's index stays as it is)."""
     sizes = tree_files([bundle])
     excess = sum(sizes.values()) - (LIMIT - MARGIN)
@@ -174,12 +174,15 @@ def park(bundle: Path, to: Path) -> None:
     for name in sorted((n for n in sizes if n in tracked and n.split("/")[0] in PARK_ROOTS), key=lambda n: -sizes[n]):
         if excess <= 0:
             break
+        excess -= sizes[name]
+        if dry_run:
+            print(f"would park {name} ({sizes[name] / 2**20:.1f} MiB)")
+            continue
         path, target = REPO / name, to / name
         target.parent.mkdir(parents=True, exist_ok=True)
         parked.append({"path": name, "bytes": sizes[name], "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
         shutil.move(path, target)
         record.write_text(json.dumps(parked, indent=1) + "\n")
-        excess -= sizes[name]
         print(f"parked {name} ({sizes[name] / 2**20:.1f} MiB) in {to}")
     if excess > 0:
         print(f"still {excess / 2**20:.1f} MiB over: nothing more to park under {', '.join(PARK_ROOTS)}")
@@ -207,12 +210,12 @@ def main() -> None:
     parser.add_argument("--corpus", nargs="*", default=[], help="text files instead of the language's raw-text set (tests)")
     parser.add_argument("--corpora-dir", default=None)
     parser.add_argument("--prepared", default=None, help="a prepared-corpus folder to bundle as it is")
-    parser.add_argument("--dry-run", action="store_true", help="wheels: print the list and the pip command only")
+    parser.add_argument("--dry-run", action="store_true", help="wheels: print the list and the pip command only; park: what it would move")
     parser.add_argument("--to", type=Path, default=REPO.parent / "device-parked", help="park: the folder outside the checkout")
     args = parser.parse_args()
     bundle = args.bundle.resolve()
     if args.step == "park":
-        return park(bundle, args.to)
+        return park(bundle, args.to, args.dry_run)
     if args.step == "unpark":
         return unpark(args.to)
     manifest_path = bundle / "manifest.json"

@@ -19,7 +19,7 @@ from flairsuite.cli.group import cli, corpora_dir_option
     help="Recipe preset: cpu (2 cores; de: 82 M characters, ~1.5 h a direction; en, da, zh: one CPU-hour a direction) or paper (Akbik et al. 2018).",
 )
 @click.option("--hidden-size", type=int, help="LSTM hidden size.")
-@click.option("--nlayers", type=int, help="LSTM layers.")
+@click.option("--layers", "nlayers", type=click.IntRange(min=1), help="LSTM layers.")
 @click.option("--embedding-size", type=int, help="Character embedding size.")
 @click.option("--sequence-length", type=int, help="Truncated-BPTT window (characters).")
 @click.option("--sequence-length-start", type=int, help="Window at the start of the ramp to --sequence-length.")
@@ -179,7 +179,7 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
               help="absolute or relative (Shaw-style key and value distances, clipped) [preset: relative].")
 @click.option("--attention", type=click.Choice(["full", "wwa"]), default=None,
               help="full, or wwa (Whole-Word Attention; needs relative positions) [preset: full].")
-@click.option("--layers", type=int, default=None, help="Transformer layers.")
+@click.option("--layers", type=click.IntRange(min=1), default=None, help="Transformer layers.")
 @click.option("--hidden-size", type=int, default=None, help="Hidden size.")
 @click.option("--heads", type=int, default=None, help="Attention heads.")
 @click.option("--seq-len", type=int, default=None, help="Tokens per training sequence (the saved tokenizer's model_max_length).")

@@ -1,8 +1,9 @@
-"""Streaming, validating readers for the labeled formats of the registry.
+"""Streaming, validating readers for the tag-column formats: column files, CoNLL-U, CLUENER's JSON spans.
 
 Each reader yields `TaggedSentence`s with raw tags and the line number of every token, so that
 a bad tag can be reported at its file and line. Files may be gzip-compressed; line ends may be
-LF or CRLF; whitespace-only lines end a sentence.
+LF or CRLF; whitespace-only lines end a sentence. The readers of annotation exports (webanno.py,
+jsonl_spans.py) build on `read_lines` and `TaggedSentence`; `formats.READERS` names them all.
 """
 
 import gzip

@@ -102,7 +102,7 @@ def group_report(rounds: pd.DataFrame, references: pd.DataFrame, key: tuple[str,
         table.append(row)
     lines = [f"## {corpus} / {stack} / {tagger}: test F1 (%) after each round, mean ± std (seeds)", "",
              _markdown(pd.DataFrame(table)[["round", "sentences", *[c for s in strategies for c in (f"{s} F1", f"{s} tokens")]]])]
-    means = rounds.groupby(["strategy", "round"]).agg(sentences=("sentences", "first"), mean=("test", "mean")).reset_index()
+    means = rounds.groupby(["strategy", "round"]).agg(sentences=("sentences", "first"), tokens=("tokens", "mean"), mean=("test", "mean")).reset_index()
     last = int(rounds["round"].max())
     random_final = means[(means["strategy"] == "random") & (means["round"] == last)]
     target = float(random_final["mean"].iloc[0]) if not random_final.empty else None
@@ -118,6 +118,8 @@ def group_report(rounds: pd.DataFrame, references: pd.DataFrame, key: tuple[str,
         if target is not None:
             found = needed(curve, target)
             row["sentences to reach random's final F1"] = "not reached" if found is None else f"{found} ({found / budget * 100:.0f} % of budget)"
+            tokens = None if found is None else float(curve[curve["sentences"] == found]["tokens"].iloc[0])
+            row["their tokens (mean)"] = "" if tokens is None else f"{tokens:,.0f}"
         if full_mean is not None and not final.empty:
             row["share of full-data F1"] = f"{final['test'].mean() / full_mean * 100:.1f} %" if full_mean else ""
             found = needed(curve, full_mean)

@@ -25,6 +25,7 @@ from flairsuite.serve.retrain import Retrainer, Running
 
 PREDICT_BYTES = 8 << 20  # a /predict body (XMI and type system, JSON-escaped) at most: this plus 64 bytes per character of --max-chars
 TRAIN_BYTES = 512 << 20  # a /train body at most
+EXTRA = "cassis"  # the module of the `inception` extra (dkpro-cassis)
 log = logging.getLogger(__name__)
 
 
@@ -35,7 +36,7 @@ def predict_limit(max_chars: int) -> int:
 
 def require_cassis() -> None:
     """A 501 naming the extra to install when dkpro-cassis is missing."""
-    if importlib.util.find_spec("cassis") is None:
+    if importlib.util.find_spec(EXTRA) is None:
         raise RequestError(501, "the INCEpTION recommender needs dkpro-cassis: pip install 'flairsuite[inception]'")
 
 
