@@ -32,10 +32,11 @@ def test_every_package_and_module_has_a_layer():
     assert sorted(set(members) - modules) == [], "the layers contract names modules that do not exist"
 
 
-def test_the_runner_is_forbidden_to_models_inference_predict_and_serve():
+def test_the_runner_is_forbidden_to_models_inference_predict_serve_and_suggest():
     contract = contracts()["importlinter:contract:runner"]
     assert contract["type"] == "forbidden"
-    assert set(contract["source_modules"].split()) == {"flairsuite.models", "flairsuite.inference", "flairsuite.predict", "flairsuite.serve"}
+    expected = {"flairsuite.models", "flairsuite.inference", "flairsuite.predict", "flairsuite.serve", "flairsuite.suggest"}
+    assert set(contract["source_modules"].split()) == expected
     assert contract["forbidden_modules"].split() == ["flairsuite.tagging"]
 
 

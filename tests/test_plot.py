@@ -238,7 +238,7 @@ def test_cli_plots_the_committed_table8(tmp_path, monkeypatch, table8):
     original = plot.write_plot
     monkeypatch.setattr(plot, "write_plot", lambda *args, **kwargs: figures.append(original(*args, **kwargs)))
     target = tmp_path / "t8.png"
-    result = CliRunner().invoke(cli, ["results", str(ROOT / "results" / "table8-de-1h"), f"--plot={target}", *(["--table8"] if table8 else [])])
+    result = CliRunner().invoke(cli, ["results", str(ROOT / "results" / "table8-de-1h"), f"--plot={target}", *(["--layout", "table8"] if table8 else [])])
     assert result.exit_code == 0, result.output
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     axis = drawn(figures[0])

@@ -41,7 +41,7 @@ def evaluate(spec: Any, root: Any, model: str, split: str, fast: bool, batch_siz
 
     \b
     Examples:
-      flairsuite evaluate results/arendt-table3/arendt/proposed+word/bilstm-crf/seed-1/model.pt arendt --split dev
+      flairsuite evaluate results/quickstart/sturm/proposed+word/bilstm-crf/seed-1/model.pt sturm --split dev
       flairsuite evaluate model.pt data/letters/ --split dev --predictions letters-dev.tsv
       flairsuite evaluate model.pt data/letters/ --predictions letters-test.webanno.tsv --format webanno   # review in INCEpTION
       flairsuite evaluate model.pt data/new-batch.conll --input-format conllu --label misc:NE

@@ -54,7 +54,7 @@ def predict(
 
     \b
     Examples:
-      flairsuite predict results/sturm-table3/sturm/proposed/bilstm-crf/seed-1/model.pt letter.txt
+      flairsuite predict results/quickstart/sturm/proposed+word/bilstm-crf/seed-1/model.pt letter.txt
       flairsuite predict model.pt letter.txt --format json > letter.jsonl
       cat letter.txt | flairsuite predict model.pt - --format json
       flairsuite predict model.pt edition.xml --format tei --out edition-ner.xml
@@ -93,11 +93,15 @@ def serve(model: str, host: str, port: int, max_chars: int, fast: bool, entity_f
     POST /tag takes {"text": "..."} (application/json) or the text itself (text/plain, UTF-8) and answers
     {"spans": [{"start", "end", "text", "type", "confidence"}], "sentences": N, "tokens": N}, offsets in characters
     of the text. Errors are JSON {"error": "..."}: 400 empty or not UTF-8 or malformed, 413 too long, 415 wrong type.
+    The same server is an INCEpTION external recommender: POST /predict (a CAS in, the model's suggestions added on
+    the requested layer), POST /train (retrains in the background from the annotated documents; the served model is
+    replaced only if its dev F1 does not drop; 429 while a run is on) and GET /status; these need the inception extra
+    (pip install 'flairsuite[inception]'), docs/predict-serve.md says how to register it.
     The model is loaded once; needs the serve extra (pip install 'flairsuite[serve]').
 
     \b
     Examples:
-      flairsuite serve results/sturm-table3/sturm/proposed/bilstm-crf/seed-1/model.pt
+      flairsuite serve results/quickstart/sturm/proposed+word/bilstm-crf/seed-1/model.pt
       curl -s localhost:8000/tag -H 'Content-Type: application/json' -d '{"text": "Anna reiste nach Berlin."}'
     """
     from pathlib import Path

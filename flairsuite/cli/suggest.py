@@ -30,7 +30,7 @@ def suggest(model: str, texts: str, count: int, out: str, fmt: str, unit: str, m
 
     \b
     Examples:
-      flairsuite suggest results/sturm-table3/sturm/proposed/map-crf/seed-1/model.pt letters/ --n 50 --out next.tsv --format webanno
+      flairsuite suggest results/quickstart/sturm/proposed+word/bilstm-crf/seed-1/model.pt letters/ --n 50 --out next.tsv --format webanno
       flairsuite suggest model.pt letters.txt --unit document --n 5 --out next.jsonl --format jsonl
     """
     import time

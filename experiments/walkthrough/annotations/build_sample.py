@@ -7,7 +7,8 @@ Sturm's sentences come as tokens, so each text is its tokens joined by spaces, a
 inception/: train/, dev/, test/ hold one file per "letter" of 30 consecutive sentences (train: Sturm's first 720
 train sentences; dev, test: the first 150 of Sturm's dev and test), entities in the NamedEntity layer (`value`), a
 multi-token entity with its `[N]` id. doccano/: train.jsonl (train sentences 720-1439), dev.jsonl and test.jsonl
-(the rest of dev and test), one JSON line per letter of 10 sentences, entities as `label: [[start, end, TYPE]]`.
+(the rest of dev and test), one JSON line per letter of 10 sentences written as plain text (no space before a
+punctuation mark), entities as `label: [[start, end, TYPE]]`.
 """
 
 import json
@@ -17,6 +18,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 NAMED_ENTITY = "de.tudarmstadt.ukp.dkpro.core.api.ner.type.NamedEntity"
 TEXT_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+ATTACHED_LEFT = {".", ",", ";", ":", "!", "?", ")", "]"}  # doccano's texts are plain text: no space before these ...
+ATTACHED_RIGHT = {"(", "["}  # ... nor after these
 VALUE_ESCAPES = {"\\": "\\\\", "[": "\\[", "]": "\\]", "|": "\\|", "_": "\\_", "->": "\\->", ";": "\\;", "\t": "\\t", "\n": "\\n", "*": "\\*"}
 
 
@@ -83,9 +86,11 @@ def doccano(sentences: list[list[tuple[str, str]]], ident: int) -> str:
             text += " "
         starts = []
         for token, _ in sentence:
+            if token in ATTACHED_LEFT and text.endswith(" "):
+                text = text[:-1]  # "habe ." is written "habe.", as a letter's text would be
             starts.append(len(text))
-            text += token + " "
-        text = text[:-1]
+            text += token + ("" if token in ATTACHED_RIGHT else " ")
+        text = text.rstrip(" ")
         for first, after, kind in entities(sentence):
             spans.append([starts[first], starts[after - 1] + len(sentence[after - 1][0]), kind])
     return json.dumps({"id": ident, "text": text, "label": spans, "Comments": []}, ensure_ascii=False) + "\n"
