@@ -24,7 +24,8 @@ from flairsuite.errors import FlairsuiteError  # noqa: E402
 from flairsuite.inference.tagger import torch_threads  # noqa: E402
 from flairsuite.predict import predict_document  # noqa: E402
 from flairsuite.serve import engine, server  # noqa: E402
-from flairsuite.serve.app import INTERNAL_ERROR, create_app  # noqa: E402
+from flairsuite.serve.answers import INTERNAL_ERROR  # noqa: E402
+from flairsuite.serve.app import create_app  # noqa: E402
 from flairsuite.serve.batching import Batcher, Busy  # noqa: E402
 from flairsuite.serve.payload import RequestError, body_limit, media_type, request_text  # noqa: E402
 

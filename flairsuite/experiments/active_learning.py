@@ -15,14 +15,15 @@ strategy. Strategies: `random` (a uniform sample of the pool), `uncertainty` and
 """
 
 from dataclasses import asdict, dataclass
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 from flair.models import SequenceTagger
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.models.registry import TAGGERS
 from flairsuite.models.uncertainty import MEASURES
-from flairsuite.values import is_int, show
+from flairsuite.settings_schema import FLAG, KEYS, NON_NEGATIVE_INTEGER, POSITIVE_INTEGER, CheckedSettings, Wording, setting
+from flairsuite.values import show
 
 KEY = "active_learning"
 EXAMPLE = "active_learning: {seed_size: 50, batch_size: 50, rounds: 8, strategies: [random, uncertainty]}"
@@ -31,15 +32,17 @@ FIELDS = ("seed_size", "batch_size", "rounds", "strategies", "final_check", "ful
 
 
 @dataclass(frozen=True)
-class ActiveLearning:
-    """A validated `active_learning:` block."""
+class ActiveLearning(CheckedSettings):
+    """A validated `active_learning:` block: the counts and the flag by the suite's one settings base, the name lists by
+    `_names` (they are checked against the grid, which a field rule cannot see)."""
 
-    seed_size: int
-    batch_size: int
-    rounds: int
-    strategies: tuple[str, ...]
+    seed_size: int = setting(POSITIVE_INTEGER.noted(f", e.g. `{EXAMPLE}`"))
+    batch_size: int = setting(POSITIVE_INTEGER.noted(f", e.g. `{EXAMPLE}`"))
+    rounds: int = setting(NON_NEGATIVE_INTEGER.noted(f", e.g. `{EXAMPLE}`"))
+    strategies: tuple[str, ...] = ()
     final_check: tuple[str, ...] = ()
-    full_reference: bool = True
+    full_reference: bool = setting(FLAG, True)
+    wording: ClassVar[Wording] = Wording(lambda name: f"{KEY}.{name}", KEYS.found)
 
     @property
     def budget(self) -> int:
@@ -49,14 +52,6 @@ class ActiveLearning:
     def record(self) -> dict[str, Any]:
         """The block as plain data (fingerprinted with the simulation)."""
         return {**asdict(self), "strategies": list(self.strategies), "final_check": list(self.final_check)}
-
-
-def _count(block: dict[str, Any], key: str, minimum: int) -> int:
-    value = block.get(key)
-    if not is_int(value) or value < minimum:
-        kind = "a positive integer" if minimum else "a non-negative integer"
-        raise FlairsuiteError(f"{KEY}: {key} must be {kind} (found {show(value)}), e.g. `{EXAMPLE}`")
-    return int(value)
 
 
 def _names(block: dict[str, Any], key: str, known: tuple[str, ...], required: bool) -> tuple[str, ...]:
@@ -93,14 +88,11 @@ def parse_active_learning(data: dict[str, Any], taggers: list[str], fine_tune: t
             raise FlairsuiteError(f"{KEY}: tagger {tagger} has no per-token tag distribution to select by: use {', '.join(usable)}")
     if True in fine_tune:
         raise FlairsuiteError(f"{KEY}: rounds retrain on cached (frozen) embeddings: remove `fine_tune: true`")
-    full_reference = block.get("full_reference", True)
-    if not isinstance(full_reference, bool):
-        raise FlairsuiteError(f"{KEY}: full_reference must be true or false (found {show(full_reference)})")
     return ActiveLearning(
-        seed_size=_count(block, "seed_size", 1),
-        batch_size=_count(block, "batch_size", 1),
-        rounds=_count(block, "rounds", 0),
+        seed_size=block.get("seed_size"),
+        batch_size=block.get("batch_size"),
+        rounds=block.get("rounds"),
         strategies=_names(block, "strategies", STRATEGIES, required=True),
         final_check=_names(block, "final_check", usable, required=False),
-        full_reference=full_reference,
+        full_reference=block.get("full_reference", True),
     )

@@ -22,9 +22,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.exceptions import HTTPException
 
-from flairsuite.errors import FlairsuiteError
 from flairsuite.markup.html import legend, marked_text, type_css
 from flairsuite.markup.spans import count_types
+from flairsuite.serve.answers import error, failed, refused
 from flairsuite.serve.batching import Batcher, Busy
 from flairsuite.serve.engine import Document, Tagging, TextTagger
 from flairsuite.serve.inception import add_recommender
@@ -34,13 +34,7 @@ from flairsuite.serve.retrain import EPOCHS, Retrainer
 
 MAX_CHARS = 100_000  # characters of one text at most (--max-chars)
 MAX_WAITING = 256  # requests queued for the model at most; more get 503
-INTERNAL_ERROR = "tagging failed: an internal error of the model (the server log has the details)"
 log = logging.getLogger(__name__)
-
-
-def error(status: int, message: str, headers: Optional[dict[str, str]] = None) -> JSONResponse:
-    """The JSON answer of every error: `{"error": message}`."""
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
 async def read_body(request: Request, max_chars: int) -> bytes:
@@ -146,23 +140,17 @@ def create_app(
             kind = accepted_media(request.headers.get("content-type"))
             text = request_text(kind, await read_body(request, max_chars), max_chars)
             future = batcher.submit(text)
-        except RequestError as err:
-            return error(err.status, err.message)
-        except Busy as err:
-            return error(503, str(err), {"Retry-After": "1"})
+        except (RequestError, Busy) as err:
+            return refused(err)
         try:
             tagging = await asyncio.wrap_future(future)
             if not tagging.sentences:
                 return error(400, "no text to tag: the text holds nothing Flair splits into tokens")
             return JSONResponse(answer(text, tagging, wants_html(request)))
-        except FlairsuiteError as err:
-            log.error("tagging failed: %s", err)
-            return error(500, f"tagging failed: {err}")
-        except Exception:
-            log.exception("tagging failed")
-            return error(500, INTERNAL_ERROR)
+        except Exception as err:
+            return failed(err, log)
 
-    add_recommender(app, batcher, retrainer, max_chars, read_limited, error, INTERNAL_ERROR)
+    add_recommender(app, batcher, retrainer, max_chars, read_limited)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:

@@ -19,6 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from flairsuite.errors import FlairsuiteError
+from flairsuite.serve.answers import error, failed, refused
 from flairsuite.serve.batching import Batcher, Busy
 from flairsuite.serve.payload import RequestError, media_type
 from flairsuite.serve.retrain import Retrainer, Running
@@ -55,8 +56,6 @@ def add_recommender(
     retrainer: Retrainer,
     max_chars: int,
     read_body: Callable[[Request, int], Awaitable[bytes]],
-    error: Callable[..., JSONResponse],
-    internal_error: str,
 ) -> None:
     """Register the three routes on `app` (`read_body(request, limit)` reads a body of at most `limit` bytes or raises a 413)."""
     typesystems: list[Any] = []  # the TypeSystems cache, made on first use (cassis is imported only then)
@@ -79,22 +78,16 @@ def add_recommender(
             body = await read_body(request, predict_limit(max_chars))
             target, document, tokens = await asyncio.to_thread(predict_request, body, cache(), max_chars)
             future = batcher.submit(tokens)
-        except RequestError as err:
-            return error(err.status, err.message)
-        except Busy as err:
-            return error(503, str(err), {"Retry-After": "1"})
+        except (RequestError, Busy) as err:
+            return refused(err)
         try:
             from flairsuite.serve.cas import with_suggestions
 
             tagging = await asyncio.wrap_future(future)
             single = target.anchoring == "singleToken"
             return JSONResponse({"document": await asyncio.to_thread(with_suggestions, document, target.layer, target.feature, tagging.spans, single)})
-        except FlairsuiteError as err:
-            log.error("tagging failed: %s", err)
-            return error(500, f"tagging failed: {err}")
-        except Exception:
-            log.exception("predict failed")
-            return error(500, internal_error)
+        except Exception as err:
+            return failed(err, log)
 
     @app.post("/train")
     async def train(request: Request) -> Response:
