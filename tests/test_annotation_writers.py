@@ -130,7 +130,7 @@ def predicted(tmp_path_factory) -> dict[str, Path]:
             for fmt in ("json", "webanno", "jsonl", "conll", "labelstudio")}
 
 
-@pytest.mark.parametrize("fmt, kind", [("webanno", "webanno"), ("jsonl", "jsonl"), ("conll", "column")])
+@pytest.mark.parametrize("fmt, kind", [("webanno", "webanno"), ("jsonl", "jsonl"), ("labelstudio", "jsonl"), ("conll", "column")])
 def test_a_predicted_file_reads_back_as_the_predicted_spans(predicted, fmt, kind):
     sentences = [json.loads(line) for line in predicted["json"].read_text(encoding="utf-8").splitlines()]
     expected_tags = []

@@ -29,6 +29,7 @@ from flairsuite.errors import InputError
 EMPTY_TEXT = "record without text skipped"
 NO_ANNOTATION = "task without annotation skipped"
 OTHER_ANNOTATIONS = "further annotation of a task skipped"
+FROM_PREDICTIONS = "task without annotation read from its predictions"
 OTHER_RESULTS = "result other than labels skipped"
 MORE_LABELS = "span label after the first skipped"
 
@@ -82,6 +83,10 @@ def label_studio_spans(task: Any, path: Path, lineno: int, repairs: Counter) -> 
     if text is None:
         raise InputError(path, lineno, f"the task's data has no 'text' string (its keys: {', '.join(map(str, data)) or 'none'})")
     annotations = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
+    if not annotations:  # a pre-annotated task (`predict --format labelstudio`, a model's export): its predictions, counted
+        annotations = [a for a in task.get("predictions") or [] if isinstance(a, dict)]
+        if annotations:
+            repairs[FROM_PREDICTIONS] += 1
     if not annotations:
         repairs[NO_ANNOTATION] += 1
         return None
