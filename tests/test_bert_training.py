@@ -47,7 +47,7 @@ def bert_args(raw: tuple[Path, Path], out: Path, max_tokens: int, *extra: str) -
     text, corpora = raw
     return [
         "train-bert", "--lang", "de", "--corpus", str(text), "--corpora-dir", str(corpora), "--out", str(out), "--name", "tiny",
-        "--layers", "1", "--hidden-size", "32", "--heads", "2", "--seq-len", "32", "--vocab-size", "150", "--batch-size", "8",
+        "--layers", "1", "--hidden-size", "32", "--heads", "2", "--sequence-length", "32", "--vocab-size", "150", "--batch-size", "8",
         "--learning-rate", "0.003", "--threads", "1", "--max-tokens", str(max_tokens),
         "--precision", "float32",  # the float32 path on every host; bfloat16 and auto have tests of their own (last value wins)
         *extra,

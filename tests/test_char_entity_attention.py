@@ -100,7 +100,7 @@ def raw(tmp_path_factory) -> tuple[Path, Path]:
 def train_args(raw, out: Path, *extra: str) -> list[str]:
     text, corpora = raw
     return ["train-bert", "--lang", "de", "--corpus", str(text), "--corpora-dir", str(corpora), "--out", str(out), "--name", "tiny",
-            "--layers", "1", "--hidden-size", "32", "--heads", "2", "--seq-len", "32", "--vocab-size", "120", "--batch-size", "8",
+            "--layers", "1", "--hidden-size", "32", "--heads", "2", "--sequence-length", "32", "--vocab-size", "120", "--batch-size", "8",
             "--threads", "1", "--max-tokens", "3000", *extra]
 
 

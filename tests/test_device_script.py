@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEVICE = ROOT / "experiments" / "device"
 TINY_LM = ("--hidden-size 32 --embedding-size 16 --batch-size 8 --sequence-length 40 --sequence-length-start 40 --ramp-chars 0 "
            "--validate-chars 8000 --valid-chars 2000 --checkpoint-minutes 0.01 --max-chars 60000 --threads 1 --precision float32")
-TINY_BERT = ("--layers 1 --hidden-size 32 --heads 2 --seq-len 32 --vocab-size 150 --batch-size 8 --learning-rate 0.003 --threads 1 "
+TINY_BERT = ("--layers 1 --hidden-size 32 --heads 2 --sequence-length 32 --vocab-size 150 --batch-size 8 --learning-rate 0.003 --threads 1 "
              "--max-tokens 16000 --validate-tokens 4000 --checkpoint-minutes 0.01 --precision float32")
 MODELS = ("de-h2048-gpu-forward", "de-paper")  # the forward LM and the BERT (the backward LM is the same code, one more process)
 PART = 64 * 1024  # small parts, so that the tiny models take several parts and batches

@@ -54,7 +54,7 @@ def bert_args(text: tuple[Path, Path], out: Path, max_tokens: int, *extra: str) 
     raw, corpora = text
     return [
         "train-bert", "--lang", "de", "--corpus", str(raw), "--corpora-dir", str(corpora), "--out", str(out), "--name", "tiny",
-        "--layers", "1", "--hidden-size", "32", "--heads", "2", "--seq-len", "32", "--vocab-size", "150", "--batch-size", "8",
+        "--layers", "1", "--hidden-size", "32", "--heads", "2", "--sequence-length", "32", "--vocab-size", "150", "--batch-size", "8",
         "--learning-rate", "0.003", "--dropout", "0", "--attention", "wwa", "--validate-tokens", "5000", "--checkpoint-minutes", "0",
         "--max-tokens", str(max_tokens), "--precision", "float32", *extra,  # as train-charlm's: float rounding only in float32
     ]

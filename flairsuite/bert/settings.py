@@ -25,7 +25,8 @@ from flairsuite.values import is_positive_number
 from flairsuite.yaml_file import parse_yaml
 
 # as train-bert has always worded its refusals: `--layers must be a positive integer (got 2.5)`
-BERT_OPTIONS = Wording(OPTIONS.name, lambda value: f"got {value!r}")
+OPTION_NAMES = {"seq_len": "--sequence-length"}  # settings whose option is spelt as train-charlm spells the same option
+BERT_OPTIONS = Wording(lambda name: OPTION_NAMES.get(name, OPTIONS.name(name)), lambda value: f"got {value!r}")
 POSITIVE = Rule("positive", is_positive_number)  # train-bert's word for a positive number
 
 

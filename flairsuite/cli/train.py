@@ -182,7 +182,7 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
 @click.option("--layers", type=click.IntRange(min=1), default=None, help="Transformer layers.")
 @click.option("--hidden-size", type=int, default=None, help="Hidden size.")
 @click.option("--heads", type=int, default=None, help="Attention heads.")
-@click.option("--seq-len", type=int, default=None, help="Tokens per training sequence (the saved tokenizer's model_max_length).")
+@click.option("--sequence-length", "seq_len", type=int, default=None, help="Tokens per training sequence (the saved tokenizer's model_max_length).")
 @click.option("--vocab-size", type=int, default=None, help="WordPiece vocabulary size.")
 @click.option("--batch-size", type=int, default=None, help="Sequences per batch.")
 @click.option("--learning-rate", type=float, default=None, help="Peak AdamW learning rate.")
