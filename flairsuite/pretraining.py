@@ -20,8 +20,8 @@ from typing import Any, Optional
 
 from flairsuite.atomic import atomic_file
 from flairsuite.errors import FlairsuiteError
+from flairsuite.settings_schema import OPTIONS, POSITIVE_INTEGER, POSITIVE_NUMBER, refuse
 from flairsuite.training import Budget, StreamTraining
-from flairsuite.values import is_positive_number
 
 log = logging.getLogger("flairsuite")
 
@@ -69,12 +69,15 @@ def start_or_resume(trainer: StreamTraining, folder: RunFolder, resume: bool, fo
 
 def budget_from(max_hours: Any, max_units: Any, units_option: str, max_cpu_hours: Any = None) -> Budget:
     """The budget of --max-hours, `units_option` (--max-chars, --max-tokens: `max_units`) and --max-cpu-hours, whichever
-    is reached first; each given one must be a positive, finite number. None given: DEFAULT_HOURS of training time."""
-    limits = {"--max-hours": max_hours, units_option: max_units, "--max-cpu-hours": max_cpu_hours}
-    for option, value in limits.items():
-        if value is not None and not is_positive_number(value):
-            raise FlairsuiteError(f"{option} must be positive (got {value})")
-    if all(value is None for value in limits.values()):
+    is reached first; each given one must be a positive, finite number, the units a positive integer (`--max-hours must be a
+    positive number (found NaN)`).
+    None given: DEFAULT_HOURS of training time."""
+    limits = {"max_hours": (max_hours, POSITIVE_NUMBER), units_option.removeprefix("--"): (max_units, POSITIVE_INTEGER),
+              "max_cpu_hours": (max_cpu_hours, POSITIVE_NUMBER)}
+    for name, (value, rule) in limits.items():
+        if value is not None:
+            refuse(name, rule, value, OPTIONS)
+    if max_hours is None and max_units is None and max_cpu_hours is None:
         max_hours = DEFAULT_HOURS
     return Budget(max_hours, max_units, max_cpu_hours)
 

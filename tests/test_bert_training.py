@@ -159,12 +159,12 @@ def test_sigkill_then_resume_gives_the_same_weights(raw, tmp_path) -> None:
     [
         (("--attention", "wwa", "--positions", "absolute"), "--attention wwa needs --positions relative"),
         (("--hidden-size", "30", "--heads", "4"), "not divisible"),
-        (("--vocab-size", "3"), "--vocab-size must lie between"),
-        (("--max-tokens", "0"), "--max-tokens must be positive (got 0)"),
-        (("--max-hours", "nan"), "--max-hours must be positive (got nan)"),
-        (("--learning-rate", "inf"), "--learning-rate must be positive (got inf)"),
-        (("--dropout", "1"), "--dropout must be a number in [0, 1) (got 1.0)"),
-        (("--checkpoint-minutes", "-1"), "--checkpoint-minutes must be a non-negative number (got -1.0)"),
+        (("--vocab-size", "3"), "--vocab-size must be an integer from 6 to 65536 (found 3)"),
+        (("--max-tokens", "0"), "--max-tokens must be a positive integer (found 0)"),
+        (("--max-hours", "nan"), "--max-hours must be a positive number (found NaN)"),
+        (("--learning-rate", "inf"), "--learning-rate must be a positive number (found Infinity)"),
+        (("--dropout", "1"), "--dropout must be a number in [0, 1) (found 1.0)"),
+        (("--checkpoint-minutes", "-1"), "--checkpoint-minutes must be a non-negative number (found -1.0)"),
     ],
 )
 def test_bad_options_are_one_line_errors(raw, tmp_path, extra: tuple[str, ...], message: str) -> None:

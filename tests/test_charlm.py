@@ -528,9 +528,9 @@ def test_budget_defaults_to_the_presets_characters_and_options_win() -> None:
     assert budget_of({**options, "preset": "paper"}) == Budget(1.0, None)  # no budget in the preset: one hour
     assert budget_of({**options, "max_hours": 0.5}) == Budget(0.5, None)
     assert budget_of({**options, "max_chars": 1000}) == Budget(None, 1000)
-    with pytest.raises(FlairsuiteError, match=r"^--max-chars must be positive \(got 0\)$"):
+    with pytest.raises(FlairsuiteError, match=r"^--max-chars must be a positive integer \(found 0\)$"):
         budget_of({**options, "max_chars": 0})
-    with pytest.raises(FlairsuiteError, match=r"^--max-hours must be positive \(got nan\)$"):
+    with pytest.raises(FlairsuiteError, match=r"^--max-hours must be a positive number \(found NaN\)$"):
         budget_of({**options, "max_hours": float("nan")})
     # en, da, zh: one CPU-hour a direction (the process's CPU time, however busy the machine)
     for language in ("en", "da", "zh"):

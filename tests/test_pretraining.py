@@ -86,9 +86,11 @@ def test_the_budget_rule_is_one_for_both_commands() -> None:
     assert budget_from(None, None, "--max-tokens") == Budget(DEFAULT_HOURS, None)
     assert budget_from(None, 500, "--max-chars", 2.0) == Budget(None, 500, 2.0)
     assert budget_from(0.5, None, "--max-tokens") == Budget(0.5, None)
-    for args, message in [((0, None, "--max-tokens"), "--max-hours must be positive (got 0)"),
-                          ((None, -3, "--max-chars"), "--max-chars must be positive (got -3)"),
-                          ((None, None, "--max-chars", float("inf")), "--max-cpu-hours must be positive (got inf)")]:
+    for args, message in [((0, None, "--max-tokens"), "--max-hours must be a positive number (found 0)"),
+                          ((None, -3, "--max-chars"), "--max-chars must be a positive integer (found -3)"),
+                          ((None, 2.5, "--max-tokens"), "--max-tokens must be a positive integer (found 2.5)"),
+                          ((None, True, "--max-chars"), "--max-chars must be a positive integer (found true)"),
+                          ((None, None, "--max-chars", float("inf")), "--max-cpu-hours must be a positive number (found Infinity)")]:
         with pytest.raises(FlairsuiteError) as error:
             budget_from(*args)
         assert str(error.value) == message

@@ -55,8 +55,8 @@ def test_every_settings_object_refuses_fractions_and_bools_for_integers(settings
     [
         (lambda: TrainSettings(max_epochs=2.5), "max_epochs must be a positive integer (found 2.5)"),
         (lambda: TrainSettings.check_overrides("train", {"patience": 1.5}), "train.patience must be a non-negative integer (found 1.5)"),
-        (lambda: settings_from("cpu", {"layers": 2.5}), "--layers must be a positive integer (got 2.5)"),
-        (lambda: settings_from("cpu", {"seq_len": 4}), "--sequence-length must be at least 8 (got 4)"),
+        (lambda: settings_from("cpu", {"layers": 2.5}), "--layers must be a positive integer (found 2.5)"),
+        (lambda: settings_from("cpu", {"seq_len": 4}), "--sequence-length must be at least 8 (found 4)"),
         (lambda: replace(valid_settings()[2], hidden_size=2.5), "--hidden-size must be a positive integer (found 2.5)"),
         (lambda: PrepareConfig(language="de", seed=1.5), "--seed must be an integer (found 1.5)"),
         (lambda: DiscoverySettings(shortest=2.5, longest=3), "--shortest must be a positive integer (found 2.5)"),

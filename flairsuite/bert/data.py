@@ -27,10 +27,10 @@ from tokenizers import Tokenizer
 from tqdm import tqdm
 
 from flairsuite.atomic import atomic_file
-from flairsuite.bert.vocabulary import SEP, SPECIAL_TOKENS, continuation_ids, train_wordpiece
-from flairsuite.errors import FlairsuiteError
+from flairsuite.bert.vocabulary import SEP, VOCABULARY_SIZE, continuation_ids, train_wordpiece
 from flairsuite.locks import folder_built_once
 from flairsuite.rawtext.prepare import PREPARED_SPLITS, PreparedCorpus
+from flairsuite.settings_schema import OPTIONS, refuse
 
 DATA_VERSION = 1
 SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+(?=[\"„»«(\[A-ZÄÖÜ0-9])")
@@ -156,8 +156,7 @@ def data_key(prepared_name: str, vocab_size: int) -> str:
 
 def tokenize_corpus(prepared: PreparedCorpus, vocab_size: int, cache: Path) -> TokenizedCorpus:
     """The tokenized corpus of `prepared` below `cache`, built on first use (atomically, as a whole folder)."""
-    if vocab_size <= len(SPECIAL_TOKENS) or vocab_size > 2**16:
-        raise FlairsuiteError(f"--vocab-size must lie between {len(SPECIAL_TOKENS) + 1} and 65536 (got {vocab_size})")
+    refuse("vocab_size", VOCABULARY_SIZE, vocab_size, OPTIONS)  # as BertSettings does, for callers that pass a size of their own
     folder = cache / data_key(prepared.path.name, vocab_size)
 
     def build(temp: Path) -> dict:

@@ -6,6 +6,7 @@ from importlib import resources
 from typing import Any
 
 from flairsuite.bert.masking import OBJECTIVES
+from flairsuite.bert.vocabulary import VOCABULARY_SIZE
 from flairsuite.errors import FlairsuiteError, unknown_name_error
 from flairsuite.settings_schema import (
     FLAG,
@@ -13,21 +14,18 @@ from flairsuite.settings_schema import (
     NON_NEGATIVE_NUMBER,
     OPTIONS,
     POSITIVE_INTEGER,
+    POSITIVE_NUMBER,
     CheckedSettings,
-    Rule,
     Wording,
     at_least,
     interval,
     one_of,
     setting,
 )
-from flairsuite.values import is_positive_number
 from flairsuite.yaml_file import parse_yaml
 
-# as train-bert has always worded its refusals: `--layers must be a positive integer (got 2.5)`
 OPTION_NAMES = {"seq_len": "--sequence-length"}  # settings whose option is spelt as train-charlm spells the same option
-BERT_OPTIONS = Wording(lambda name: OPTION_NAMES.get(name, OPTIONS.name(name)), lambda value: f"got {value!r}")
-POSITIVE = Rule("positive", is_positive_number)  # train-bert's word for a positive number
+BERT_OPTIONS = Wording(lambda name: OPTION_NAMES.get(name, OPTIONS.name(name)), OPTIONS.found)  # `--layers must be a positive integer (found 2.5)`
 
 
 @dataclass(frozen=True)
@@ -44,13 +42,13 @@ class BertSettings(CheckedSettings):
     hidden_size: int = setting(POSITIVE_INTEGER)
     heads: int = setting(POSITIVE_INTEGER)
     seq_len: int = setting(at_least(8))
-    vocab_size: int = setting(POSITIVE_INTEGER)
+    vocab_size: int = setting(VOCABULARY_SIZE)
     batch_size: int = setting(POSITIVE_INTEGER)
-    learning_rate: float = setting(POSITIVE)
+    learning_rate: float = setting(POSITIVE_NUMBER)
     warmup_tokens: int = setting(NON_NEGATIVE_INTEGER)
     decay_tokens: int = setting(POSITIVE_INTEGER)
     weight_decay: float = setting(NON_NEGATIVE_NUMBER)
-    clip: float = setting(POSITIVE)
+    clip: float = setting(POSITIVE_NUMBER)
     dropout: float = setting(interval(0, 1, low_open=False, high_open=True))
     relative_clip: int = setting(POSITIVE_INTEGER)
     window: int = setting(POSITIVE_INTEGER)
