@@ -74,6 +74,9 @@ def interval(low: float, high: float, low_open: bool, high_open: bool, noun: str
     return Rule(f"{noun} in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}", test)
 
 
+FRACTION = interval(0, 1, low_open=False, high_open=False, noun="a fraction")  # a score: `a fraction in [0, 1]`
+
+
 def one_of(choices: Sequence[str], lead: str = "one of:") -> Rule:
     """A string among `choices`: `one of: sgd, adam, adamw`."""
     return Rule(f"{lead} {', '.join(choices)}", lambda v: isinstance(v, str) and v in choices)

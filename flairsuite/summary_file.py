@@ -1,5 +1,7 @@
 """The one reader and writer of `summary.json`, what each training command (`train-charlm`, `train-bert`,
-`train-fasttext`) writes beside its artifact, last.
+`train-fasttext`) writes beside its artifact, last; and the one reader of the other JSON records the suite keeps
+beside its outputs (`read_record`): an experiment's `experiment.json`, an active-learning simulation's
+`simulation.json`, `selection.json` and round scores.
 
 One policy for every reader: a file that is missing, unreadable, not JSON, not an object, without a key the reader needs
 or with a value that breaks the key's `Rule` is a one-line `InputError` naming the file (and the line of a JSON syntax
@@ -38,27 +40,36 @@ def value_at(data: Mapping[str, Any], dotted: str) -> Any:
     return value
 
 
-def read_summary_file(
+def read_record(
     path: Path, required: Mapping[str, Rule] = {}, optional: Mapping[str, Rule] = {}, remedy: Optional[str] = None, kind: str = "",
+    what: str = "record",
 ) -> dict[str, Any]:
-    """The summary at `path`, with every key of `required` (dotted: `data.vocab_size`) present and following its rule, and
+    """The JSON object at `path`, with every key of `required` (dotted: `data.vocab_size`) present and following its rule, and
     each key of `optional` that is present and not null following its; otherwise a one-line InputError naming the file,
-    ending in `; <remedy>` where one is given. `kind` (e.g. `a train-charlm summary`) says what the file should be."""
+    ending in `; <remedy>` where one is given. `kind` (e.g. `a train-charlm summary`) says what the file should be, `what`
+    names it where it is missing (`summary not found`)."""
     tail = f"; {remedy}" if remedy else ""
     try:
-        summary = json.loads(read_utf8(path, "summary"))
+        record = json.loads(read_utf8(path, what))
     except json.JSONDecodeError as err:
         raise InputError(path, err.lineno, f"not valid JSON: {err.msg}{tail}") from None
     except ValueError as err:  # e.g. a number longer than Python converts
         raise InputError(path, None, f"not valid JSON: {json_problem(err)}{tail}") from None
-    if not isinstance(summary, dict):
+    if not isinstance(record, dict):
         raise InputError(path, None, f"not a JSON object{f' ({kind})' if kind else ''}{tail}")
     for key, rule in {**required, **optional}.items():
-        value = value_at(summary, key)
+        value = value_at(record, key)
         if key in optional and (value is MISSING or value is None):
             continue
         if value is MISSING:
             raise InputError(path, None, f"missing key '{key}'{tail}")
         if not rule(value):
             raise InputError(path, None, f"{refusal(key, rule, value)}{tail}")
-    return summary
+    return record
+
+
+def read_summary_file(
+    path: Path, required: Mapping[str, Rule] = {}, optional: Mapping[str, Rule] = {}, remedy: Optional[str] = None, kind: str = "",
+) -> dict[str, Any]:
+    """The summary.json at `path`, checked as `read_record` checks a record."""
+    return read_record(path, required, optional, remedy, kind, what="summary")

@@ -164,3 +164,47 @@ def test_metrics_files_carry_a_schema_version_and_old_ones_still_read(tmp_path: 
     target.write_text(json.dumps({**old, "schema_version": SCHEMA_VERSION + 1}), encoding="utf-8")
     with pytest.raises(InputError, match=rf"key 'schema_version' must be an integer from 1 to {SCHEMA_VERSION}"):
         read_run(target)
+
+
+def test_a_damaged_experiment_record_is_one_line_and_force_writes_over_it(tmp_path: Path) -> None:
+    from flairsuite.experiments.reading import load_experiment
+    from flairsuite.tagging.grid import STATE_FILE, check_state
+
+    config_path = ROOT / "experiments" / "sturm-table3.yaml"
+    config = load_experiment(config_path)
+    text = config_path.read_text(encoding="utf-8")
+    state = tmp_path / STATE_FILE
+    for content, message in [("{not json", f"{state}:1: not valid JSON: Expecting property name enclosed in double quotes; delete it or pass --force"),
+                             ("[1, 2]", f"{state}: not a JSON object (the record of an experiment); delete it or pass --force"),
+                             ('{"name": "x"}', f"{state}: missing key 'fingerprint'; delete it or pass --force"),
+                             ('{"fingerprint": 7}', f"{state}: fingerprint must be a string (found 7); delete it or pass --force")]:
+        state.write_text(content, encoding="utf-8")
+        with pytest.raises(InputError) as info:
+            check_state(config, text, tmp_path, force=False)
+        assert str(info.value) == message
+        check_state(config, text, tmp_path, force=True)  # --force writes the record anew, whatever the old one held
+        check_state(config, text, tmp_path, force=False)  # and it reads back
+    state.write_text('{"fingerprint": "other"}', encoding="utf-8")
+    with pytest.raises(FlairsuiteError, match="holds runs of a different 'sturm-table3' config"):
+        check_state(config, text, tmp_path, force=False)
+
+
+def test_active_learning_records_are_checked_by_their_rules(tmp_path: Path) -> None:
+    from flairsuite.results.active_learning import ROUND_RECORD, round_file, rounds_frame
+
+    folder = tmp_path / "sturm" / "proposed" / "map" / "random" / "seed-1"
+    folder.mkdir(parents=True)
+    good = {"corpus": "sturm", "stack": "proposed", "tagger": "map", "strategy": "random", "seed": 1, "round": 0, "sentences": 50,
+            "tokens": 900, "dev": 0.5, "test": 0.45, "epochs": 3}
+    path = round_file(folder, 0)
+    path.write_text(json.dumps(good), encoding="utf-8")
+    assert rounds_frame(tmp_path).to_dict("records") == [{key: good[key] for key in ROUND_RECORD}]
+    for change, message in [({"test": None}, "test must be a fraction in [0, 1] (found null)"), ({"seed": 1.5}, "seed must be an integer (found 1.5)"),
+                            ({"sentences": True}, "sentences must be a non-negative integer (found true)")]:
+        path.write_text(json.dumps({**good, **change}), encoding="utf-8")
+        with pytest.raises(InputError) as info:
+            rounds_frame(tmp_path)
+        assert str(info.value) == f"{path}: {message}; delete it to recompute that round"
+    path.write_text(json.dumps({key: value for key, value in good.items() if key != "dev"}), encoding="utf-8")
+    with pytest.raises(InputError, match=r"round-00.json: missing key 'dev'; delete it to recompute that round$"):
+        rounds_frame(tmp_path)

@@ -13,16 +13,16 @@ full-data F1, and the budget as a share of train. `write_simulation_plot` draws 
 and against tokens per strategy, mean ± std bands, the full-data F1 as a dashed line.
 """
 
-import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from flairsuite.atomic import atomic_file
-from flairsuite.errors import FlairsuiteError
+from flairsuite.settings_schema import FRACTION, INTEGER, NON_NEGATIVE_INTEGER, TEXT, Rule
+from flairsuite.summary_file import read_record
 
 STATE_FILE = "simulation.json"
 SELECTION_FILE = "selection.json"
@@ -45,23 +45,23 @@ def round_file(folder: Path, index: int) -> Path:
     return folder / f"{ROUND_PREFIX}{index:02d}.json"
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise FlairsuiteError(f"{path}: unreadable ({err}); delete it to recompute that round") from None
+WHERE = {key: TEXT for key in GROUP}
+ROUND_RECORD = {**WHERE, "strategy": TEXT, "seed": INTEGER, "round": NON_NEGATIVE_INTEGER, "sentences": NON_NEGATIVE_INTEGER,
+                "tokens": NON_NEGATIVE_INTEGER, "dev": FRACTION, "test": FRACTION}
+REFERENCE_RECORD = {**WHERE, "kind": TEXT, "seed": INTEGER, "sentences": NON_NEGATIVE_INTEGER, "test": FRACTION}
+TRAIN_SENTENCES = Rule("an object of corpus: train sentences", lambda v: isinstance(v, dict) and all(NON_NEGATIVE_INTEGER(n) for n in v.values()))
 
 
 def rounds_frame(out: Path) -> pd.DataFrame:
     """One row per finished round of every simulation below `out`: corpus, stack, tagger, strategy, seed, round, sentences, tokens, dev, test."""
-    rows = [_read(path) for path in sorted(out.rglob(f"{ROUND_PREFIX}*.json"))]
-    columns = [*GROUP, "strategy", "seed", "round", "sentences", "tokens", "dev", "test"]
-    return pd.DataFrame([{key: row[key] for key in columns} for row in rows], columns=columns)
+    rows = [read_record(path, ROUND_RECORD, remedy="delete it to recompute that round") for path in sorted(out.rglob(f"{ROUND_PREFIX}*.json"))]
+    return pd.DataFrame([{key: row[key] for key in ROUND_RECORD} for row in rows], columns=list(ROUND_RECORD))
 
 
 def references_frame(out: Path) -> pd.DataFrame:
     """One row per full-data reference run and final-check run: corpus, stack, tagger, kind (`full` or `final-<tagger>`), strategy, seed, test."""
-    rows = [_read(path) for path in sorted(out.rglob("*.json")) if path.parent.name == FULL_FOLDER or path.name.startswith(FINAL_PREFIX)]
+    rows = [read_record(path, REFERENCE_RECORD, {"strategy": TEXT}, remedy="delete it to train that reference again")
+            for path in sorted(out.rglob("*.json")) if path.parent.name == FULL_FOLDER or path.name.startswith(FINAL_PREFIX)]
     columns = [*GROUP, "kind", "strategy", "seed", "sentences", "test"]
     return pd.DataFrame([{key: row.get(key) for key in columns} for row in rows], columns=columns)
 
@@ -144,7 +144,7 @@ def simulation_report(out: Path) -> str:
     rounds, references = rounds_frame(out), references_frame(out)
     if rounds.empty:
         return f"{out}: no finished round yet"
-    state = _read(out / STATE_FILE) if is_simulation(out) else {}
+    state = read_record(out / STATE_FILE, optional={"train_sentences": TRAIN_SENTENCES}, remedy="pass --force to simulate again") if is_simulation(out) else {}
     sizes = state.get("train_sentences", {})
     parts = [group_report(group, references, key, sizes.get(key[0])) for key, group in rounds.groupby(GROUP, sort=False)]
     return "\n\n".join(parts)

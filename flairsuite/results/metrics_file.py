@@ -52,8 +52,8 @@ from typing import Any, NamedTuple, Union
 
 from flairsuite.atomic import write_json
 from flairsuite.errors import InputError, read_utf8
-from flairsuite.settings_schema import Rule
-from flairsuite.values import is_int, is_number, json_problem
+from flairsuite.settings_schema import FLAG, FRACTION, INTEGER, NUMBER, TEXT, Rule
+from flairsuite.values import is_int, json_problem
 
 METRICS_FILE = "metrics.json"
 FIX_FOLDER = "entity-fix"  # metrics of a run's Entity-Fix variant, below the run folder
@@ -80,14 +80,9 @@ class MaybeKey(NamedTuple):
 Schema = Union[Rule, EachValue, MaybeKey, dict[str, Any]]
 
 
-TEXT = Rule("a string", lambda v: isinstance(v, str))
 TEXT_OR_NULL = Rule("a string or null", lambda v: v is None or isinstance(v, str))
 TEXT_LIST = Rule("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
 OBJECT = Rule("an object", lambda v: isinstance(v, dict))
-FLAG = Rule("true or false", lambda v: isinstance(v, bool))
-INTEGER = Rule("an integer", is_int)
-NUMBER = Rule("a number", is_number)
-FRACTION = Rule("a fraction in [0, 1]", lambda v: is_number(v) and 0 <= v <= 1)
 
 TYPE_SCORES = {**{score: FRACTION for score in ENTITY_SCORES}, "support": INTEGER, "predicted": MaybeKey(INTEGER)}  # predicted: newer runs only
 SPLIT_SCORES = {**{score: FRACTION for score in ENTITY_SCORES}, "per_type": EachValue(TYPE_SCORES)}

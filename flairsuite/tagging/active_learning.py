@@ -18,7 +18,6 @@ Files: `flairsuite.results.active_learning`. A changed `active_learning:` block 
 refused unless `--force`, which starts the simulations over.
 """
 
-import json
 import random
 import shutil
 import time
@@ -33,7 +32,7 @@ from tqdm import tqdm
 
 from flairsuite.atomic import write_json, write_text
 from flairsuite.embeddings import artifact_digest, frozen, stack
-from flairsuite.errors import FlairsuiteError
+from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments.active_learning import ActiveLearning
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run, runs, train_settings
@@ -56,6 +55,8 @@ from flairsuite.results.active_learning import (
     simulation_report,
     write_simulation_plot,
 )
+from flairsuite.settings_schema import NON_NEGATIVE_INTEGER, TEXT, Rule
+from flairsuite.summary_file import read_record
 from flairsuite.tagging.data import LabeledSplit
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.grid import GridData, features, label_type, tag_dictionary
@@ -64,6 +65,11 @@ from flairsuite.tagging.train import decode, train_tagger
 
 CHECKPOINT_FILE = "checkpoint.pt"
 SCORE_BATCH = 256  # pool sentences scored per batch
+
+ROUNDS = Rule("a list of rounds, each {round, indices: [sentence numbers], measures}",
+              lambda v: isinstance(v, list) and all(isinstance(r, dict) and isinstance(r.get("indices"), list)
+                                                    and all(NON_NEGATIVE_INTEGER(i) for i in r["indices"]) for r in v))
+SELECTION_RECORD = {"key": TEXT, "rounds": ROUNDS}
 
 
 def simulation_folder(out: Path, run: Run, strategy: str) -> Path:
@@ -124,13 +130,10 @@ class Simulation:
         path = self.folder / SELECTION_FILE
         if not path.is_file():
             return []
-        try:
-            recorded = json.loads(path.read_text(encoding="utf-8"))
-            if recorded.get("key") != self.key:
-                raise FlairsuiteError(f"{path}: recorded for other settings: pass --force to start the simulation over")
-            return list(recorded["rounds"])
-        except (OSError, ValueError, KeyError, AttributeError) as err:
-            raise FlairsuiteError(f"{path}: unreadable ({err}); delete the folder to simulate it again") from None
+        recorded = read_record(path, SELECTION_RECORD, remedy="delete the folder to simulate it again")
+        if recorded["key"] != self.key:
+            raise FlairsuiteError(f"{path}: recorded for other settings: pass --force to start the simulation over")
+        return list(recorded["rounds"])
 
     def record(self, rounds: list[dict[str, Any]]) -> None:
         write_json(self.folder / SELECTION_FILE, {"key": self.key, "strategy": self.strategy, "seed": self.run.seed, "rounds": rounds})
@@ -227,9 +230,11 @@ def check_simulation_state(out: Path, config: ExperimentConfig, key: str, text: 
     state = out / STATE_FILE
     if state.is_file():
         try:
-            old = json.loads(state.read_text(encoding="utf-8")).get("key")
-        except (OSError, ValueError, AttributeError):
-            old = None
+            old = read_record(state, {"key": TEXT}, remedy="delete it or pass --force")["key"]
+        except InputError:
+            if not force:
+                raise
+            old = None  # damaged: --force starts over
         if old != key:
             if not force:
                 raise FlairsuiteError(f"{out} holds a simulation of a different '{config.name}' config: pass --force to start it over, or choose a new name")

@@ -11,7 +11,6 @@ Layout of `results/<experiment>/`:
   and `.lock` (held by the training process: a second process skips the run, `locks.py`).
 """
 
-import json
 import shutil
 import time
 from collections.abc import Sequence
@@ -45,6 +44,8 @@ from flairsuite.precision import require_precision
 from flairsuite.results.lengths import length_counts
 from flairsuite.results.metrics_file import FIX_FOLDER, METRICS_FILE, read_run, variant_metrics_file, write_metrics
 from flairsuite.results.predictions import PREDICTIONS_FILE, write_predictions
+from flairsuite.settings_schema import TEXT
+from flairsuite.summary_file import read_record
 from flairsuite.tagging.cache import cached_vectors, frozen
 from flairsuite.tagging.data import LabeledSplit, labeled_splits, subsample_note
 from flairsuite.tagging.features import Part, SplitFeatures
@@ -205,9 +206,8 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
 def check_state(config: ExperimentConfig, text: str, out: Path, force: bool) -> None:
     """Refuse a changed config under an existing name unless `force`; record the config."""
     state_file, new = out / STATE_FILE, fingerprint(config)
-    if state_file.is_file():
-        old = read_state(state_file)
-        if old.get("fingerprint") != new and not force:
+    if state_file.is_file() and not force:  # --force writes a new record over an old or damaged one
+        if read_state(state_file)["fingerprint"] != new:
             raise FlairsuiteError(
                 f"{out} holds runs of a different '{config.name}' config: pass --force to retrain what changed, or choose a new name"
             )
@@ -215,11 +215,8 @@ def check_state(config: ExperimentConfig, text: str, out: Path, force: bool) -> 
 
 
 def read_state(path: Path) -> dict[str, Any]:
-    """experiment.json; a damaged one is a one-line error."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise FlairsuiteError(f"{path}: unreadable ({err}); delete it or pass --force") from None
+    """experiment.json, with its fingerprint; a damaged one is a one-line error naming the file."""
+    return read_record(path, {"fingerprint": TEXT}, remedy="delete it or pass --force", kind="the record of an experiment", what="experiment record")
 
 
 def finished(run: Run, run_dir: Path, run_digest: str, force: bool, artifacts: list[str], keep_finished: bool = False) -> bool:
