@@ -11,12 +11,19 @@
 - Every committed ablation file (`results/*.yaml`, `flairsuite results --layout ablation`) names runs its
   experiment files define, so its rows fill as the runs finish instead of staying empty; its printed
   table (`results/<name>.md`, where committed) is what the command prints from the committed runs.
+- `--format csv` of every layout holds numbers: Table 8's are the mean, sample std and n of the committed
+  metrics.json files' test F1, read back with the csv module.
 """
 
+import csv
+import io
 import json
+import statistics
 import subprocess
+from collections import defaultdict
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -102,3 +109,62 @@ def test_runs_made_in_the_clone_are_not_taken_for_committed_experiments(tmp_path
     _experiment(tmp_path, "mine")  # a user's own experiment file elsewhere, its runs in the clone
     (tmp_path / "experiments" / "quickstart.yaml").write_text("name: quickstart\n", encoding="utf-8")
     assert committed_experiments(tmp_path) == ["ref"]
+
+
+TABLE8_COLUMN = {("arendt", ""): "H. Arendt", ("sturm", ""): "Sturm", ("ler", "coarse"): "LER CG", ("ler", ""): "LER FG"}  # LER: fine unless said
+
+
+def test_table8_csv_holds_the_mean_std_and_n_of_the_metrics_files():
+    folder = ROOT / "results" / "table8-de"
+    output = subprocess.run(["flairsuite", "results", str(folder), "--layout", "table8", "--format", "csv"],
+                            capture_output=True, text=True, check=True).stdout
+    rows = list(csv.DictReader(line for line in output.splitlines() if not line.startswith("#")))
+    scores = defaultdict(list)  # (tagger, Entity-Fix, column) -> test F1 (%) per seed, read straight from the files
+    for path in folder.rglob("metrics.json"):
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+        column = TABLE8_COLUMN[(metrics["corpus"], (metrics["corpus_options"] or {}).get("granularity", "").replace("fine", ""))]
+        scores[(metrics["tagger"], "yes" if metrics["entity_fix"] else "no", column)].append(metrics["test"]["f1"] * 100)
+    checked = 0
+    for row in rows:
+        means = []
+        for column in TABLE8_COLUMN.values():
+            header = next(name for name in row if name.removesuffix(" mean").rstrip("†") == column and name.endswith(" mean"))
+            base = header.removesuffix(" mean")
+            values = scores.get((row["tagger"], row["Entity-Fix"], column), [])
+            if not values:
+                assert row[header] == row[f"{base} std"] == row[f"{base} n"] == ""
+                continue
+            assert float(row[header]) == pytest.approx(statistics.mean(values), abs=1e-4)
+            assert int(row[f"{base} n"]) == len(values)
+            assert (float(row[f"{base} std"]) == pytest.approx(statistics.stdev(values), abs=1e-4)) if len(values) > 1 else row[f"{base} std"] == ""
+            means.append(statistics.mean(values))
+            checked += 1
+        if len(means) == len(TABLE8_COLUMN):
+            assert float(row["Average"]) == pytest.approx(statistics.mean(means), abs=1e-4)
+    assert checked >= 40 and {row["tagger"] for row in rows} >= {"map", "map-crf", "lcrf-ner", "cse"}
+    paper = {(row["tagger"], row["Entity-Fix"]): row["paper Sturm"] for row in rows}
+    assert float(paper[("lcrf-ner", "yes")]) == 87.83 and paper[("bilstm-crf", "no")] == ""  # the paper's LCRFNER with Entity-Fix; no BiLSTM
+
+
+KEY_AND_TEXT_COLUMNS = {"embeddings", "tagger", "Entity-Fix", "fine-tuned", "pre-training", "positions", "WWM", "WWA", "pre-training length",
+                        "BERT", "pre-training tokens", "hours", "valid MLM acc. (%)", "fine-tuning h/run", "tasks", "change", "runs", "LM valid ppl"}
+
+
+@pytest.mark.parametrize("args", [
+    ["results/arendt-table3", "--layout", "table3"],
+    ["results/zh-cluener", "--layout", "table3"],
+    ["results/table6-de", "--layout", "table6"],
+    ["results/table9-de", "--layout", "table9"],
+    ["results", "--layout", "ablation", "--ablation-file", "results/recipe-ablation-de.yaml"],
+], ids=["table3", "table3-reference-measure", "table6", "table9", "ablation"])
+def test_every_layouts_csv_reads_into_pandas_as_numbers(args):
+    result = CliRunner().invoke(cli, ["results", *[str(ROOT / arg) if arg.startswith("results") else arg for arg in args], "--format", "csv"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    for section in result.output.strip().split("\n\n"):
+        table = pd.read_csv(io.StringIO(section), comment="#")
+        numeric = [name for name in table.columns if name not in KEY_AND_TEXT_COLUMNS]
+        assert numeric and len(table) > 0
+        for name in numeric:
+            assert pd.api.types.is_numeric_dtype(table[name]), f"{args}: column {name!r} holds {table[name].tolist()}"
+        assert not any("±" in str(value) or "**" in str(value) for value in table.to_numpy().ravel())

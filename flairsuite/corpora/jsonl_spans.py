@@ -25,6 +25,7 @@ from flairsuite.corpora.registry import FormatSpec
 from flairsuite.corpora.segmentation import flair_view, split_text
 from flairsuite.corpora.spans import CharSpan, CharToken, tagged_sentences
 from flairsuite.errors import InputError
+from flairsuite.values import is_int
 
 EMPTY_TEXT = "record without text skipped"
 NO_ANNOTATION = "task without annotation skipped"
@@ -34,13 +35,9 @@ OTHER_RESULTS = "result other than labels skipped"
 MORE_LABELS = "span label after the first skipped"
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _span(start: Any, end: Any, label: Any, text: str, path: Path, lineno: int) -> CharSpan:
     """A checked span: integer offsets inside the text, end after start, a non-empty text label."""
-    if not (_is_int(start) and _is_int(end)):
+    if not (is_int(start) and is_int(end)):
         raise InputError(path, lineno, f"span offsets {json.dumps(start)}, {json.dumps(end)} are not integers")
     if not 0 <= start < end <= len(text):
         raise InputError(path, lineno, f"span [{start}, {end}] is outside the text (length {len(text)}) or empty")

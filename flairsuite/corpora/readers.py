@@ -19,6 +19,7 @@ from typing import Optional, Union
 from flairsuite.corpora.registry import FormatSpec
 from flairsuite.corpora.tags import OUTSIDE, PREFIXES, continues, split_tag
 from flairsuite.errors import InputError
+from flairsuite.values import is_int
 
 log = logging.getLogger("flairsuite")
 
@@ -259,7 +260,7 @@ def _span_list(record: dict, path: Path, lineno: int) -> list[tuple[int, int, st
                 if (
                     not isinstance(pair, list)
                     or len(pair) != 2
-                    or not all(isinstance(o, int) and not isinstance(o, bool) for o in pair)
+                    or not all(is_int(o) for o in pair)
                 ):
                     raise InputError(path, lineno, f"offsets {json.dumps(pair)} of '{surface}' are not a [start, end] pair")
                 start, end = pair

@@ -28,7 +28,7 @@ import pandas as pd
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments.grid import FINE_TUNED
 from flairsuite.results.collect import SCORE, trained_runs
-from flairsuite.results.tables import STYLES, WRITERS, metric_title
+from flairsuite.results.tables import STYLES, WRITERS, Cell, Difference, metric_title, summary, written
 from flairsuite.results.welch import welch_interval
 from flairsuite.yaml_file import read_yaml
 
@@ -131,34 +131,23 @@ def perplexity_cell(frame: pd.DataFrame, ref: RunsRef, corpus: str) -> str:
     return "; ".join(seen)
 
 
-def summary_cell(values: list[float], pm: str, no_std: str) -> str:
-    """`86.07 ± 0.77 (3)`; empty without runs."""
-    if not values:
-        return ""
-    series = pd.Series(values)
-    spread = f"{series.std():.2f}" if len(values) > 1 else no_std
-    return f"{series.mean():.2f}{pm}{spread} ({len(values)})"
-
-
-def difference_cell(change: list[float], baseline: list[float]) -> str:
-    """`+1.62 [+0.60, +2.64]`: the difference of the means and its Welch interval (only the difference with a single run a side)."""
+def difference(change: list[float], baseline: list[float]) -> Optional[Difference]:
+    """The difference of the means and its Welch interval (the difference alone with a single run a side); None without runs."""
     if not change or not baseline:
-        return ""
-    difference = sum(change) / len(change) - sum(baseline) / len(baseline)
+        return None
     if len(change) < 2 or len(baseline) < 2:
-        return f"{difference:+.2f}"
-    _, low, high = welch_interval(change, baseline, LEVEL)
-    return f"{difference:+.2f} [{low:+.2f}, {high:+.2f}]"
+        return Difference(sum(change) / len(change) - sum(baseline) / len(baseline))
+    return Difference(*welch_interval(change, baseline, LEVEL))
 
 
-def ablation_rows(frame: pd.DataFrame, ablation: Ablation, corpus: str, pm: str, no_std: str) -> list[list[str]]:
+def ablation_rows(frame: pd.DataFrame, ablation: Ablation, corpus: str) -> list[list[Cell]]:
     """The table's rows on one corpus: the baseline, then each change (HEADERS)."""
     def values(ref: RunsRef) -> dict[str, list[float]]:
         return {split: scores(frame, ref, corpus, split) for split in ("dev", "test")}
 
     base = values(ablation.baseline)
-    rows = [["baseline", str(ablation.baseline), perplexity_cell(frame, ablation.baseline, corpus), summary_cell(base["dev"], pm, no_std), "",
-             summary_cell(base["test"], pm, no_std), ""]]
+    rows: list[list[Cell]] = [["baseline", str(ablation.baseline), perplexity_cell(frame, ablation.baseline, corpus), summary(base["dev"]), None,
+                               summary(base["test"]), None]]
     for change in ablation.changes:
         ours, theirs = values(change.runs), values(change.baseline)
         against = "" if change.baseline == ablation.baseline else f" against {change.baseline}"
@@ -166,8 +155,8 @@ def ablation_rows(frame: pd.DataFrame, ablation: Ablation, corpus: str, pm: str,
         if against and perplexity_cell(frame, change.baseline, corpus):
             perplexity += f" (against {perplexity_cell(frame, change.baseline, corpus)})"
         rows.append([change.change, f"{change.runs}{against}", perplexity,
-                     summary_cell(ours["dev"], pm, no_std), difference_cell(ours["dev"], theirs["dev"]),
-                     summary_cell(ours["test"], pm, no_std), difference_cell(ours["test"], theirs["test"])])
+                     summary(ours["dev"]), difference(ours["dev"], theirs["dev"]),
+                     summary(ours["test"]), difference(ours["test"], theirs["test"])])
     return rows
 
 
@@ -212,8 +201,8 @@ def ablation_tables(frame: pd.DataFrame, ablation: Ablation, fmt: str = "md") ->
         metric = metric_title(base[base["corpus_label"] == corpus], SCORE)
         title = (f"{ablation.title}: {corpus}, dev and test {metric} (%), mean ± std over seeds (n); Δ: the change − its baseline, "
                  f"{LEVEL * 100:.0f} % Welch interval")
-        rows = [[*map(style.escape, row[:3]), *row[3:]] for row in ablation_rows(frame, ablation, corpus, style.pm, style.no_std)]
-        headers = [style.escape(h).replace("Δ", DELTA[fmt]) for h in HEADERS]
+        rows = [[*map(style.escape, row[:3]), *row[3:]] for row in ablation_rows(frame, ablation, corpus)]  # type: ignore[arg-type]
+        headers, rows = written([style.escape(h).replace("Δ", DELTA[fmt]) for h in HEADERS], rows, style, numbers=fmt == "csv")
         footnotes = [f"{style.dagger} {style.escape(note)}" for note in notes]
         sections.append(WRITERS[fmt](style.escape(title).replace("Δ", DELTA[fmt]), headers, rows, footnotes, 3))
     return "\n\n".join(sections)

@@ -27,7 +27,8 @@ from seqeval.scheme import IOB2, Entities
 
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.results.predictions import PREDICTIONS_FILE, read_prediction_sentences
-from flairsuite.results.tables import STATS, STYLES, comparison_cells, render, row_keys
+from flairsuite.results.tables import STATS, comparison_cells, render, row_keys
+from flairsuite.settings_schema import NON_NEGATIVE_INTEGER
 
 BUCKETS: tuple[tuple[int, Optional[int]], ...] = ((1, 1), (2, 3), (4, 7), (8, None))  # entity lengths in tokens, both ends included
 ILL_FORMED = "ill-formed chunks per 1,000 tokens"
@@ -88,9 +89,7 @@ def length_counts(gold: list[list[str]], predicted: list[list[str]]) -> dict[str
 
 def valid_counts(counts: Any) -> bool:
     """Whether `counts` has the shape `length_counts` writes (counts are whole numbers, found never above gold)."""
-    def whole(value: Any) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
+    whole = NON_NEGATIVE_INTEGER
     if not isinstance(counts, dict) or not all(isinstance(counts.get(key), dict) for key in ("gold", "found")):
         return False
     gold, found = counts["gold"], counts["found"]
@@ -154,7 +153,6 @@ def length_tables(runs: pd.DataFrame, fmt: str = "md") -> str:
     if frame.empty:
         raise FlairsuiteError(f"no NER run recorded its test_lengths, and no {PREDICTIONS_FILE} lies beside their metrics.json (it is "
                               "git-ignored: only runs trained or kept on this machine have one)")
-    style = STYLES[fmt]
     sections = []
     for (experiment, label), group in frame.groupby(["experiment", "corpus_label"], sort=True):
         keys = row_keys(group)
@@ -166,9 +164,8 @@ def length_tables(runs: pd.DataFrame, fmt: str = "md") -> str:
         long.loc[long["column"] != ILL_FORMED, "value"] *= 100
         stats = long.groupby([*keys, "column"])["value"].agg(["mean", "std", "count"]).rename(columns={"count": "n"})
         table = stats.unstack("column").swaplevel(axis=1).reindex(columns=pd.MultiIndex.from_product([columns, STATS], names=["column", "stat"]))
-        cells = comparison_cells(table, style)
-        means = table.xs("mean", axis=1, level="stat")[ILL_FORMED]
-        cells[ILL_FORMED] = [f"{value:.2f}" for value in means]  # fewer is better: not marked, and no spread
+        cells = comparison_cells(table)
+        cells[ILL_FORMED] = table.xs("mean", axis=1, level="stat")[ILL_FORMED]  # fewer is better: not marked, and no spread
         title = (f"{experiment}: {label}, test recall (%) of the {sum(gold.values()):,} gold entities by length in tokens, mean ± std over seeds (n); "
                  "strict match on the decoder's tags (Entity-Fix rows: after the rule)")
         sections.append(render(title, cells, {}, fmt))

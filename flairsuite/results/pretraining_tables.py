@@ -26,7 +26,7 @@ from flairsuite.errors import FlairsuiteError
 from flairsuite.results import references
 from flairsuite.results.collect import trained_runs
 from flairsuite.results.table8 import COLUMNS  # the paper's five tasks, in its order
-from flairsuite.results.tables import STYLES, Style, fine_tune_notes, render, subsample_notes
+from flairsuite.results.tables import Cell, fine_tune_notes, render, subsample_notes, summary
 
 ZOELLNER_2021 = "Zöllner et al. 2021"
 VARIANT = ("objective", "positions", "wwm")  # the rows of Table 6
@@ -68,13 +68,6 @@ def bert_runs(runs: pd.DataFrame, tagger: str) -> pd.DataFrame:
 def column_notes(chosen: pd.DataFrame) -> dict[str, str]:
     """The subsample footnotes, keyed by this table's column names, and the fine-tuning length."""
     return {**subsample_notes(chosen.drop(columns="corpus_label").rename(columns={"column": "corpus_label"})), **fine_tune_notes(chosen)}
-
-
-def mean_cell(scores: pd.Series, style: Style) -> str:
-    """`mean ± std (n)` of test E-F1 fractions, in percent, as the tables of `style` write it."""
-    values = scores * 100
-    std = style.no_std if len(values) < 2 else f"{values.std():.2f}"
-    return f"{values.mean():.2f}{style.pm}{std} ({len(values)})"
 
 
 def pretraining_cells(group: pd.DataFrame) -> dict[str, str]:
@@ -123,13 +116,13 @@ def table6(runs: pd.DataFrame, fmt: str = "md") -> str:
     for variant, group in chosen.groupby([f"bert_{key}" for key in VARIANT], sort=True):
         objective, positions, wwm = variant
         means = {task: group.loc[group["column"] == task, "test_f1"].mean() * 100 for task in tasks}
-        row = {task: mean_cell(group.loc[group["column"] == task, "test_f1"], STYLES[fmt]) if task in set(group["column"]) else "" for task in tasks}
-        row["Average"] = "" if any(pd.isna(v) for v in means.values()) else f"{sum(means.values()) / len(tasks):.2f}"
+        row: dict[str, Cell] = {task: summary((group.loc[group["column"] == task, "test_f1"] * 100).tolist()) or "" for task in tasks}
+        row["Average"] = "" if any(pd.isna(v) for v in means.values()) else sum(means.values()) / len(tasks)
         row.update(pretraining_cells(group))
         paper = dict(zip(COLUMNS.values(), PAPER_TABLE6.get((objective, positions, bool(wwm)), ())))
         for task in tasks:
-            row[f"paper {task}"] = f"{paper[task]:.2f}" if paper else ""
-        row["paper Average"] = f"{sum(paper[t] for t in tasks) / len(tasks):.2f}" if paper else ""
+            row[f"paper {task}"] = paper[task] if paper else ""
+        row["paper Average"] = sum(paper[t] for t in tasks) / len(tasks) if paper else ""
         rows.append(row)
         index.append((objective, positions, "WWM" if wwm else "-"))
     cells = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["pre-training", "positions", "WWM"]))
@@ -150,15 +143,15 @@ def table9(runs: pd.DataFrame, fmt: str = "md") -> str:
     tasks = [name for name in COLUMNS.values() if name in set(chosen["column"])]
     rows, index = [], []
     for (attention, length), group in chosen.groupby(["bert_attention", "length"], sort=True):
-        row: dict[str, str] = {}
+        row: dict[str, Cell] = {}
         for fix, label in ((False, "Avg. E-F1"), (True, "Avg. E-F1 with Entity-Fix")):
             means = group[group["entity_fix"] == fix].groupby("column")["test_f1"].mean() * 100
             complete = all(task in means.index for task in tasks)
-            row[label] = f"{means[tasks].mean():.2f}" if complete else ""
+            row[label] = float(means[tasks].mean()) if complete else ""
         row["tasks"] = ", ".join(tasks)
         row.update(pretraining_cells(group))
         paper = PAPER_TABLE9.get((attention, length)) or PAPER_TABLE9.get((attention, PAPER_LENGTH))
-        row["paper Avg. E-F1"], row["paper with Entity-Fix"] = (f"{v:.2f}" for v in paper) if paper else ("", "")
+        row["paper Avg. E-F1"], row["paper with Entity-Fix"] = paper if paper else ("", "")
         rows.append(row)
         index.append(("WWA" if attention == "wwa" else "-", length))
     cells = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["WWA", "pre-training length"]))

@@ -15,7 +15,7 @@ import pandas as pd
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.results import references
-from flairsuite.results.tables import STYLES, comparison_cells, comparison_table, render, table_notes
+from flairsuite.results.tables import comparison_cells, comparison_table, render, table_notes
 
 COLUMNS = {("germeval14", ""): "GermEval", ("arendt", ""): "H. Arendt", ("sturm", ""): "Sturm", ("ler", "coarse"): "LER CG", ("ler", "fine"): "LER FG"}
 PAPER_METHOD = {"map": "DFT", "cse": "CSE", "map-crf": "LCRF", "lcrf-ner": "LCRFNER"}
@@ -39,6 +39,15 @@ def paper_value(tagger: str, entity_fix: bool, task_key: tuple[str, str]) -> Opt
     return dict(zip(COLUMNS, values)).get(task_key)
 
 
+def paper_row(row_key: dict[str, object], tasks: list[str]) -> dict[str, float]:
+    """The paper's values for a row (`tagger`, `entity_fix`) under `tasks`, as `paper <task>` and their `paper Average`; none where
+    the paper has no such row."""
+    values = {task: paper_value(str(row_key["tagger"]), bool(row_key.get("entity_fix", False)), key) for key, task in COLUMNS.items() if task in tasks}
+    if None in values.values():
+        return {}
+    return {**{f"paper {task}": value for task, value in values.items()}, "paper Average": sum(values.values()) / len(tasks)}
+
+
 def table8_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs on Table 8's tasks, each labelled with its column's name (`LER CG`); an error when there are none."""
     runs = runs.assign(corpus_label=[column(c, o) for c, o in zip(runs["corpus"], runs["corpus_options"])])
@@ -58,16 +67,11 @@ def table8(runs: pd.DataFrame, fmt: str = "md") -> str:
     runs = table8_runs(runs)
     table = comparison_table(runs)
     tasks = table8_order(table)
-    cells = comparison_cells(table, STYLES[fmt])[tasks]
-    means = table.xs("mean", axis=1, level="stat")[tasks]
-    cells["Average"] = means.mean(axis=1, skipna=False).map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
-    for key in cells.index:
-        fields = dict(zip(cells.index.names, key))
-        tagger, fix = fields["tagger"], bool(fields.get("entity_fix", False))
-        paper = dict(zip(COLUMNS.values(), PAPER.get(PAPER_METHOD.get(tagger, ""), {}).get(fix, ())))
-        for task in tasks:
-            cells.loc[key, f"paper {task}"] = f"{paper[task]:.2f}" if paper else ""
-        cells.loc[key, "paper Average"] = f"{sum(paper[t] for t in tasks) / len(tasks):.2f}" if paper else ""
+    cells = comparison_cells(table)[tasks]
+    cells["Average"] = table.xs("mean", axis=1, level="stat")[tasks].mean(axis=1, skipna=False)
+    papers = [paper_row(dict(zip(cells.index.names, key)), tasks) for key in cells.index]
+    for column in [*(f"paper {task}" for task in tasks), "paper Average"]:
+        cells[column] = [paper.get(column, "") for paper in papers]
     notes = table_notes(runs)
     title = f"{runs['experiment'].iloc[0]}: test E-F1 (%) in the layout of Zöllner et al. 2021, Table 8 (paper: fine-tuned BERT)"
     return render(title, cells, notes, fmt)

@@ -7,6 +7,10 @@ std (ddof=1), shown as `–` (LaTeX `--`) when n = 1. The best cell per column (
 shown; ties all) is bold in md (`**…**`) and LaTeX (`\\textbf{…}`). CSV holds numbers for a program to
 read: three columns per corpus, `<corpus> mean`, `<corpus> std` (empty when n = 1) and `<corpus> n`
 (per-type tables: the mean per type), nothing marked.
+
+Every table, the paper layouts included, is built of typed cells (`Summary`, `Reference`, `Difference`, a float or
+text) and written out by `render` or `written`: in md and LaTeX each cell as text, in CSV as numbers, a column of
+`Summary` or `Difference` cells spread over one column per field (`<column> mean`, `<column> std`, `<column> n`).
 A corpus evaluated on a subsample gets a `†` and a footnote under the table.
 
 The default metric, `score`, is each run's main score: entity F1 on NER corpora, token accuracy on
@@ -17,9 +21,11 @@ column's header (`ud-en-ewt [accuracy]`) and in its title; `f1`, `precision`, `r
 
 import csv
 import io
+import math
 from collections import Counter
-from collections.abc import Collection
-from typing import Callable, NamedTuple, Optional
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Callable, NamedTuple, Optional, Union
 
 import pandas as pd
 
@@ -48,10 +54,104 @@ class Style(NamedTuple):
 LATEX_SPECIALS = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
 STYLES = {
     "md": Style(" ± ", "–", "†", lambda s: f"**{s}**", lambda s: s.replace("|", "\\|")),
-    "csv": Style(" ± ", "–", "†", lambda s: f"{s}*", lambda s: s),  # the comparison and per-type tables write numbers instead
+    "csv": Style(" ± ", "–", "†", lambda s: f"{s}*", lambda s: s),  # typed cells are written as numbers, unmarked (`written`)
     "latex": Style(r" $\pm$ ", "--", r"\textsuperscript{\dag}", lambda s: rf"\textbf{{{s}}}", lambda s: "".join(LATEX_SPECIALS.get(c, c) for c in s)),
 }
 
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Scores over seeds in percent: mean, sample std (NaN for one run) and n (None for a published `mean ± std`);
+    `best`: its column's highest mean as shown, bold in md and LaTeX."""
+
+    mean: float
+    std: float = math.nan
+    n: Optional[int] = None
+    best: bool = False
+
+    def text(self, style: Style) -> str:
+        """`77.12 ± 0.45 (3)`, `77.12 ± – (1)`, or without n `88.20 ± 0.21`; bold where best."""
+        if self.n is None:
+            shown = f"{self.mean:.2f}{style.pm}{self.std:.2f}"
+        else:
+            shown = f"{self.mean:.2f}{style.pm}{style.no_std if self.n < 2 else f'{self.std:.2f}'} ({self.n})"
+        return style.bold(shown) if self.best else shown
+
+    def numbers(self) -> dict[str, Optional[float]]:
+        return {"mean": self.mean, "std": self.std, **({"n": self.n} if self.n is not None else {})}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A published score (%) and its short source: `49.49 (Flair)`; in CSV the score alone, under `mean` (the source is footnoted)."""
+
+    value: float
+    source: str
+
+    def text(self, style: Style) -> str:
+        return f"{self.value:.2f} ({style.escape(self.source)})"
+
+    def numbers(self) -> dict[str, Optional[float]]:
+        return {"mean": self.value}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A difference of two means (points) and its confidence interval: `+1.62 [+0.60, +2.64]`, without one `+1.62`."""
+
+    value: float
+    low: Optional[float] = None
+    high: Optional[float] = None
+
+    def text(self, style: Style) -> str:
+        return f"{self.value:+.2f}" if self.low is None else f"{self.value:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
+
+    def numbers(self) -> dict[str, Optional[float]]:
+        return {"": self.value, "low": self.low, "high": self.high}
+
+
+Cell = Union[Summary, Reference, Difference, float, str, None]
+SPREAD = (Summary, Reference, Difference)  # the cells CSV spreads over a column per field
+
+
+def summary(values: Sequence[float]) -> Optional[Summary]:
+    """The Summary of scores in percent (None for none)."""
+    if not len(values):
+        return None
+    series = pd.Series(values, dtype=float)
+    return Summary(float(series.mean()), float(series.std()), len(series))
+
+
+def cell_text(value: Cell, style: Style) -> str:
+    """A cell as md or LaTeX text: typed cells as they write themselves, a number with 2 decimals, none (NaN) empty."""
+    if isinstance(value, SPREAD):
+        return value.text(style)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return f"{value:.2f}" if isinstance(value, (float, int)) and not isinstance(value, bool) else str(value)
+
+
+def written(header: list[str], rows: list[list[Cell]], style: Style, numbers: bool) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of typed cells as text; with `numbers` (CSV) as numbers, a column holding `Summary`, `Reference` or
+    `Difference` cells spread over a column per field (`<column> mean`, `<column> std`, `<column> n`; a Difference's interval
+    `<column> low`, `<column> high`), a field none of its cells has left out."""
+    if not numbers:
+        return header, [[cell_text(value, style) for value in row] for row in rows]
+    names: list[str] = []
+    columns: list[list[str]] = []
+    for index, name in enumerate(header):
+        column = [row[index] for row in rows]
+        spread = [value.numbers() for value in column if isinstance(value, SPREAD)]
+        if not spread:
+            names.append(name)
+            columns.append([value if isinstance(value, str) else number_text(value) for value in column])
+            continue
+        fields = [field for field in dict.fromkeys(key for parts in spread for key in parts) if any(parts.get(field) is not None for parts in spread)]
+        for field in fields:
+            names.append(f"{name} {field}" if field else name)
+            columns.append([number_text(value.numbers().get(field)) if isinstance(value, SPREAD) else "" for value in column])
+    return names, [list(row) for row in zip(*columns)] if rows else []
 
 def metric_title(runs: pd.DataFrame, metric: str) -> str:
     """How a title names `metric` over `runs`: `F1`, `accuracy`, or for `score` over NER and PoS runs `F1 (NER), accuracy (PoS)`."""
@@ -229,43 +329,36 @@ def merged_notes(*parts: dict[str, str]) -> dict[str, str]:
     return merged
 
 
-def mark_best(cells: pd.DataFrame, means: pd.DataFrame, style: Style) -> pd.DataFrame:
-    """Bold (md, LaTeX) or star (CSV) the cells of the highest mean, as shown, per column."""
+def best_of(means: pd.DataFrame) -> pd.DataFrame:
+    """True where a mean is its column's highest as shown (2 decimals; ties all)."""
     shown = means.round(2)
-    best = shown.eq(shown.max())
-    return cells.where(~best, cells.apply(lambda column: column.map(style.bold)))
+    return shown.eq(shown.max())
 
 
-def comparison_cells(table: pd.DataFrame, style: Style) -> pd.DataFrame:
-    """The comparison table as text cells: `77.12 ± 0.45 (3)`, empty where a row has no run of a corpus."""
+def mark_best(cells: pd.DataFrame, means: pd.DataFrame, style: Style) -> pd.DataFrame:
+    """Bold (md, LaTeX) or star (CSV) the text cells of the highest mean, as shown, per column."""
+    return cells.where(~best_of(means), cells.apply(lambda column: column.map(style.bold)))
+
+
+def comparison_cells(table: pd.DataFrame) -> pd.DataFrame:
+    """The comparison table as `Summary` cells (the best per column marked), empty ("") where a row has no run of a corpus."""
     means, stds, counts = (table.xs(stat, axis=1, level="stat") for stat in STATS)
-
-    def cell(mean: float, std: float, n: float) -> str:
-        if pd.isna(mean):
-            return ""
-        spread = style.no_std if n < 2 else f"{std:.2f}"
-        return f"{mean:.2f}{style.pm}{spread} ({int(n)})"
-
-    cells = pd.DataFrame(
-        [[cell(*values) for values in zip(m, s, n)] for m, s, n in zip(means.values, stds.values, counts.values)],
+    return pd.DataFrame(
+        [
+            ["" if pd.isna(m) else Summary(float(m), float(s), int(n), bool(b)) for m, s, n, b in zip(*values)]
+            for values in zip(means.values, stds.values, counts.values, best_of(means).values)
+        ],
         index=means.index,
         columns=means.columns,
     )
-    return mark_best(cells, means, style)
 
 
-def number_text(value: float) -> str:
-    """A CSV number: up to 4 decimals (a whole number without them), empty for none (NaN)."""
-    if pd.isna(value):
+def number_text(value: object) -> str:
+    """A CSV number: up to 4 decimals (a whole number without them), empty for none (None, NaN)."""
+    if value is None or pd.isna(value):
         return ""
-    return str(int(value)) if float(value).is_integer() else str(round(float(value), 4))
-
-
-def comparison_numbers(table: pd.DataFrame, notes: dict[str, str], style: Style) -> pd.DataFrame:
-    """The comparison table as CSV numbers: columns `<corpus> mean`, `<corpus> std`, `<corpus> n` (a `†` after a corpus in `notes`)."""
-    cells = table.apply(lambda column: column.map(number_text))
-    cells.columns = [f"{label}{style.dagger if label in notes else ''} {stat}" for label, stat in table.columns]
-    return cells
+    number = float(value)  # type: ignore[arg-type]
+    return str(int(number)) if number.is_integer() else str(round(number, 4))
 
 
 def per_type_cells(table: pd.DataFrame, style: Style, numbers: bool = False) -> pd.DataFrame:
@@ -282,7 +375,8 @@ def key_text(value: object) -> str:
 
 
 def render(title: str, cells: pd.DataFrame, notes: dict[str, str], fmt: str) -> str:
-    """One titled table in format `fmt`: index levels as leading columns, a `†` on the columns in `notes`, `notes` as footnotes."""
+    """One titled table of typed cells in format `fmt` (`written`): index levels as leading columns, a `†` on the columns in
+    `notes`, `notes` as footnotes."""
     style = STYLES[fmt]
     keys = [KEY_HEADERS.get(name, name) for name in cells.index.names]
     header = [style.escape(k) for k in keys] + [style.escape(str(c)) + (style.dagger if c in notes else "") for c in cells.columns]
@@ -290,6 +384,7 @@ def render(title: str, cells: pd.DataFrame, notes: dict[str, str], fmt: str) -> 
         [style.escape(key_text(k)) for k in (index if isinstance(index, tuple) else (index,))] + list(values)
         for index, values in zip(cells.index, cells.values)
     ]
+    header, rows = written(header, rows, style, numbers=fmt == "csv")
     footnotes = [f"{style.dagger} {style.escape(f'{label}: {note}')}" for label, note in notes.items()]
     return WRITERS[fmt](style.escape(title), header, rows, footnotes, len(keys))
 
@@ -334,7 +429,7 @@ def report(
         notes = table_notes(labeled)
         table = comparison_table(labeled, metric, split)
         title = f"{experiment}: {split} {metric_title(group, metric)} (%), mean ± std over seeds (n)"
-        cells = comparison_numbers(table, notes, style) if fmt == "csv" else comparison_cells(table, style)
+        cells = comparison_cells(table)
         sections.append(render(title, cells, notes, fmt))
         if with_per_type:
             types = per_type[per_type["experiment"] == experiment]
