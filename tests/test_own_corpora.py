@@ -222,7 +222,7 @@ def test_missing_or_ambiguous_splits_are_errors(tmp_path, files, entry, message)
         ({"label": 2.5}, "c: label: 2.5 is not a column number (0 is the first, -1 the last) nor a header's column name"),
         ({"text": 1, "label": 1}, "c: text and label are the same column (1)"),
         ({"format": "spans_json", "sep": "tab"}, "c: sep: applies to format column only, not to spans_json"),
-        ({"dev_fraction": 1}, "c: dev_fraction: must be a share of train in (0, 1)"),
+        ({"dev_fraction": 1}, "c: dev_fraction must be a share of train in (0, 1), e.g. 0.1 (found 1)"),
         ({"name": "sturm"}, "name: 'sturm' is a registered dataset"),
         ({"path": "nowhere"}, "nowhere: no such folder"),
     ],

@@ -46,7 +46,8 @@ from flairsuite.corpora.registry import SPLITS, DatasetSpec, FileSpec, FormatSpe
 from flairsuite.corpora.tags import AS_BIO, PREFIXES, SchemeEvidence, split_tag
 from flairsuite.corpora.webanno import DEFAULT_FEATURE, NAMED_ENTITY
 from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
-from flairsuite.values import is_int, is_number, show
+from flairsuite.settings_schema import interval, refuse
+from flairsuite.values import is_int, show
 
 FORMATS = tuple(READERS)
 SCHEMES = ("auto", *PREFIXES)
@@ -61,6 +62,7 @@ FORMAT_RECORD = ("kind", "sep", "text", "label", "comment", "docstart")  # the F
 NEW_FORMAT_RECORD = ("header", "sentence_end", "layer", "feature")  # recorded where set (so earlier records stay as they were)
 HEADERS = {"auto": None, "true": True, "false": False}
 GLOB_CHARACTERS = frozenset("*?[")
+DEV_SHARE = interval(0, 1, low_open=True, high_open=True, noun="a share of train").noted(", e.g. 0.1")  # own corpora and registered ones
 
 
 def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -145,8 +147,8 @@ def _resolved_header(fmt: FormatSpec, task: str, scheme: str) -> FormatSpec:
 
 
 def _dev_fraction(value: Any) -> Optional[float]:
-    if value is not None and (not is_number(value) or not 0 < value < 1):
-        raise FlairsuiteError(f"dev_fraction: must be a share of train in (0, 1), e.g. 0.1 (found {show(value)})")
+    if value is not None:
+        refuse("dev_fraction", DEV_SHARE, value)
     return None if value is None else float(value)
 
 

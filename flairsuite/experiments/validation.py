@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
-from flairsuite.corpora.own import own_corpus
+from flairsuite.corpora.own import DEV_SHARE, own_corpus
 from flairsuite.corpora.registry import DatasetSpec, dataset, names
 from flairsuite.corpora.tasks import LABELED_TASKS
 from flairsuite.embeddings import parse
@@ -22,7 +22,7 @@ from flairsuite.experiments.config import CorpusChoice, ExperimentConfig
 from flairsuite.experiments.grid import cross, match_runs, tunable
 from flairsuite.models.registry import TAGGERS, tagger_spec
 from flairsuite.models.settings import TrainSettings
-from flairsuite.settings_schema import FLAG, Rule, interval
+from flairsuite.settings_schema import FLAG, Rule, interval, refusal
 from flairsuite.values import is_int, show
 
 EXAMPLES = {
@@ -50,7 +50,6 @@ SAFE_NAME_RULE = "letters, digits and . _ + - (starting with a letter or digit)"
 MAX_SEED = 2**32  # numpy's seed range, which flair.set_seed uses
 SEED = Rule("an integer seed (0 to 2^32 - 1)", lambda v: is_int(v) and 0 <= v < MAX_SEED)
 SUBSAMPLE_SHARE = interval(0, 1, low_open=True, high_open=False)
-DEV_SHARE = interval(0, 1, low_open=True, high_open=True)
 
 
 def _list(data: dict[str, Any], key: str) -> list[Any]:
@@ -131,7 +130,7 @@ def _corpus(entry: Any, base: Path) -> CorpusChoice:
     chosen = {key: value for key, value in spec.options.items() if value != defaults[key]}
     if_present = entry.get(IF_PRESENT, False)
     if not FLAG(if_present):
-        raise FlairsuiteError(f"corpora: {name}: {IF_PRESENT} must be true or false (found {show(if_present)})")
+        raise FlairsuiteError(f"corpora: {name}: {refusal(IF_PRESENT, FLAG, if_present)}")
     return CorpusChoice(name, chosen, _subsample(name, entry.get(SUBSAMPLE)), dev_fraction=dev_fraction, **_corpus_train(name, entry),
                         if_present=if_present)
 
@@ -150,7 +149,7 @@ def _dev_fraction(spec: DatasetSpec, value: Any) -> float:
     if "test" in spec.splits:
         raise FlairsuiteError(f"corpora: {spec.name}: dev_fraction is for datasets without a labeled test split (e.g. cluener) and own corpora")
     if not DEV_SHARE(value):
-        raise FlairsuiteError(f"corpora: {spec.name}: dev_fraction must be a share of train in (0, 1), e.g. 0.1 (found {show(value)})")
+        raise FlairsuiteError(f"corpora: {spec.name}: {refusal(DEV_FRACTION, DEV_SHARE, value)}")
     return float(value)
 
 
