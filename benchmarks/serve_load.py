@@ -19,7 +19,8 @@ must start and end at a token of the CAS). Prints the same numbers plus tokens/s
 with `flairsuite predict MODEL` on the same documents' texts in the same run (a child process, right
 before and right after the /predict load while the server idles, so that both see about the same
 load of the machine; the mean of the two; its tokens/s counts its own tokens over its tagging time:
-the seconds it reports minus those it reports for a one-line file, i.e. less the model's loading). Without `--model` and
+the seconds it reports minus those it reports for a one-line file, i.e. less the model's loading; the texts `--predict-repeat` times,
+default 10, so that its tagging takes tens of seconds, not one or two). Without `--model` and
 without a cached predict_speed model, an untrained BiLSTM-CRF over charlm:de-forward/backward of
 $FLAIRSUITE_HOME is built once and cached (`--untrained`: always; untrained costs what trained costs).
 Run `python benchmarks/serve_load.py -h`; see benchmarks/README.md.
@@ -74,6 +75,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     add("--baseline-requests", type=int, default=200, help="requests sent one at a time afterwards, the comparison (default 200; 0: none)")
     add("--predict-requests", type=int, default=1000, help="INCEpTION POST /predict requests, --concurrency at a time (default 1000; 0: none)")
     add("--letters-per-document", type=int, default=3, help="letters in one /predict document (default 3)")
+    add("--predict-repeat", type=int, default=10, help="times `flairsuite predict` tags the documents' texts, one file (default 10)")
     add("--untrained", action="store_true", help="serve an untrained BiLSTM-CRF on charlm:de-forward/backward (built once, cached)")
     add("--split", default="test", help="the Sturm split the letters come from (default test)")
     add("--threads", type=int, default=0, help="the server's torch threads (default: torch's, all cores)")
@@ -213,12 +215,12 @@ def predict_command(model: Path, path: Path, threads: int) -> tuple[int, float]:
     return int(found.group(2).replace(",", "")), float(found.group(3))
 
 
-def predict_speed(model: Path, texts: list[str], threads: int, loading: Optional[float] = None) -> dict[str, Any]:
-    """`flairsuite predict`'s tokens/s on the texts (one file, a blank line between them), less its model loading (measured on a
-    one-line file unless given)."""
+def predict_speed(model: Path, texts: list[str], threads: int, repeat: int, loading: Optional[float] = None) -> dict[str, Any]:
+    """`flairsuite predict`'s tokens/s on the texts `repeat` times (one file, a blank line between them), less its model loading
+    (measured on a one-line file unless given)."""
     with tempfile.TemporaryDirectory() as tmp:
         full, tiny = Path(tmp) / "documents.txt", Path(tmp) / "one-line.txt"
-        full.write_text("\n\n".join(texts) + "\n", encoding="utf-8")
+        full.write_text("\n\n".join(texts * repeat) + "\n", encoding="utf-8")
         tiny.write_text("Anna kam.\n", encoding="utf-8")
         tokens, seconds = predict_command(model, full, threads)
         if loading is None:
@@ -375,8 +377,8 @@ def predict_phase(url: str, docs: list[tuple[str, list[list[tuple[int, int]]]]],
     return phase
 
 
-def say_predict(when: str, count: int, found: dict[str, Any]) -> None:
-    print(f"flairsuite predict on the {count} documents' texts ({when} the /predict load): {found['tokens']:,} tokens in {found['seconds']:.1f} s, "
+def say_predict(when: str, count: int, repeat: int, found: dict[str, Any]) -> None:
+    print(f"flairsuite predict on the {count} documents' texts x {repeat} ({when} the /predict load): {found['tokens']:,} tokens in {found['seconds']:.1f} s, "
           f"{found['loading_seconds']:.1f} s of it loading: {found['tokens_per_s']:,} tokens/s", flush=True)  # fmt: skip
 
 
@@ -405,11 +407,11 @@ def main() -> int:
         predicted = None
         if docs:  # `flairsuite predict` right before and right after, while the server idles: the same machine load, near enough
             texts_of_docs = [text for text, _ in docs]
-            first = predict_speed(model, texts_of_docs, args.threads)
-            say_predict("before", len(docs), first)
+            first = predict_speed(model, texts_of_docs, args.threads, args.predict_repeat)
+            say_predict("before", len(docs), args.predict_repeat, first)
             predicted = predict_phase(url, docs, args)
-            second = predict_speed(model, texts_of_docs, args.threads, first["loading_seconds"])
-            say_predict("after", len(docs), second)
+            second = predict_speed(model, texts_of_docs, args.threads, args.predict_repeat, first["loading_seconds"])
+            say_predict("after", len(docs), args.predict_repeat, second)
             baseline = predict_baseline(first, second)
         after = memory(process.pid)
     finally:
