@@ -16,10 +16,11 @@ system of tests/fixtures/inception (Sentence and Token annotations: the Sturm to
 POST /predict `--concurrency` at a time. Every answer is checked (HTTP 200, an XMI holding
 suggestions; after the load, one answer per document is read back with cassis and each suggestion
 must start and end at a token of the CAS). Prints the same numbers plus tokens/s, and compares them
-with `flairsuite predict MODEL` on the same documents' texts in the same run (a child process, right
-before and right after the /predict load while the server idles, so that both see about the same
-load of the machine; the mean of the two; its tokens/s counts its own tokens over its tagging time:
-the seconds it reports minus those it reports for a one-line file, i.e. less the model's loading). Without `--model` and
+with `flairsuite predict MODEL` on the same documents' texts in the same run (a child process, before
+the /predict load and after each of its `--parts` parts while the server idles, so that both see about
+the same load of the machine; the mean of those; its tokens/s counts its own tokens over its tagging time:
+the seconds it reports minus those it reports for a one-line file, i.e. less the model's loading; the texts `--predict-repeat` times,
+default 10, so that its tagging takes tens of seconds, not one or two). Without `--model` and
 without a cached predict_speed model, an untrained BiLSTM-CRF over charlm:de-forward/backward of
 $FLAIRSUITE_HOME is built once and cached (`--untrained`: always; untrained costs what trained costs).
 Run `python benchmarks/serve_load.py -h`; see benchmarks/README.md.
@@ -74,14 +75,16 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     add("--baseline-requests", type=int, default=200, help="requests sent one at a time afterwards, the comparison (default 200; 0: none)")
     add("--predict-requests", type=int, default=1000, help="INCEpTION POST /predict requests, --concurrency at a time (default 1000; 0: none)")
     add("--letters-per-document", type=int, default=3, help="letters in one /predict document (default 3)")
+    add("--predict-repeat", type=int, default=10, help="times `flairsuite predict` tags the documents' texts, one file (default 10)")
+    add("--parts", type=int, default=4, help="the /predict load in this many parts, `flairsuite predict` before the first and after each (default 4)")
     add("--untrained", action="store_true", help="serve an untrained BiLSTM-CRF on charlm:de-forward/backward (built once, cached)")
     add("--split", default="test", help="the Sturm split the letters come from (default test)")
     add("--threads", type=int, default=0, help="the server's torch threads (default: torch's, all cores)")
     add("--corpora-dir", help="datasets folder (default: $FLAIRSUITE_CORPORA, then <home>/corpora)")
     add("--out", type=Path, default=HERE / "results" / "serve_load.json", help="results JSON")
     args = parser.parse_args(argv)
-    if args.requests < 1 or args.concurrency < 1 or args.time_limit <= 0:
-        parser.error("--requests and --concurrency must be at least 1, --time-limit positive")
+    if args.requests < 1 or args.concurrency < 1 or args.parts < 1 or args.predict_repeat < 1 or args.time_limit <= 0:
+        parser.error("--requests, --concurrency, --parts and --predict-repeat must be at least 1, --time-limit positive")
     return args
 
 
@@ -213,12 +216,12 @@ def predict_command(model: Path, path: Path, threads: int) -> tuple[int, float]:
     return int(found.group(2).replace(",", "")), float(found.group(3))
 
 
-def predict_speed(model: Path, texts: list[str], threads: int, loading: Optional[float] = None) -> dict[str, Any]:
-    """`flairsuite predict`'s tokens/s on the texts (one file, a blank line between them), less its model loading (measured on a
-    one-line file unless given)."""
+def predict_speed(model: Path, texts: list[str], threads: int, repeat: int, loading: Optional[float] = None) -> dict[str, Any]:
+    """`flairsuite predict`'s tokens/s on the texts `repeat` times (one file, a blank line between them), less its model loading
+    (measured on a one-line file unless given)."""
     with tempfile.TemporaryDirectory() as tmp:
         full, tiny = Path(tmp) / "documents.txt", Path(tmp) / "one-line.txt"
-        full.write_text("\n\n".join(texts) + "\n", encoding="utf-8")
+        full.write_text("\n\n".join(texts * repeat) + "\n", encoding="utf-8")
         tiny.write_text("Anna kam.\n", encoding="utf-8")
         tokens, seconds = predict_command(model, full, threads)
         if loading is None:
@@ -228,9 +231,9 @@ def predict_speed(model: Path, texts: list[str], threads: int, loading: Optional
             "tokens_per_s_with_loading": round(tokens / seconds)}  # fmt: skip
 
 
-def predict_baseline(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """`flairsuite predict` measured right before and right after the /predict load: the mean tokens/s of the two, and both."""
-    return {**before, "tokens_per_s": round((before["tokens_per_s"] + after["tokens_per_s"]) / 2), "before": before, "after": after}
+def predict_baseline(measured: list[dict[str, Any]]) -> dict[str, Any]:
+    """`flairsuite predict` measured before the /predict load and after each of its parts: the mean tokens/s, and each."""
+    return {**measured[0], "tokens_per_s": round(statistics.mean(m["tokens_per_s"] for m in measured)), "measurements": measured}
 
 
 def start_server(model: Path, threads: int) -> tuple[subprocess.Popen, str]:
@@ -360,12 +363,19 @@ def report(name: str, concurrency: int, phase: dict[str, Any]) -> None:
           f"{phase['chars_per_s']:,} characters/s{tokens}; latency {latency}; errors {phase['errors']} {phase['error_kinds'] or ''}")  # fmt: skip
 
 
-def predict_phase(url: str, docs: list[tuple[str, list[list[tuple[int, int]]]]], args: argparse.Namespace) -> dict[str, Any]:
-    """The /predict load on the documents' CASes; afterwards one answer per document read back and checked with cassis."""
+def predict_phase(url: str, docs: list[tuple[str, list[list[tuple[int, int]]]]], args: argparse.Namespace, between: Callable[[int], None]) -> dict[str, Any]:
+    """The /predict load on the documents' CASes in `args.parts` parts, `between(k)` after part k (the machine's load drifts: the
+    comparison is measured beside each part); afterwards one answer per document read back and checked with cassis."""
     bodies = predict_bodies(docs)
     kept: dict[int, httpx.Response] = {}
-    run = asyncio.run(load(url, "predict", bodies, lambda _, r: check_predict(r), args.predict_requests, args.concurrency, args.time_limit,
-                           args.timeout, kept))  # fmt: skip
+    parts = []
+    for k in range(args.parts):
+        share = args.predict_requests // args.parts + (1 if k < args.predict_requests % args.parts else 0)
+        parts.append(asyncio.run(load(url, "predict", bodies, lambda _, r: check_predict(r), share, args.concurrency, args.time_limit,
+                                      args.timeout, kept)))  # fmt: skip
+        between(k + 1)
+    run = {"sent": sum(p["sent"] for p in parts), "seconds": sum(p["seconds"] for p in parts),
+           "latencies": [value for p in parts for value in p["latencies"]], "errors": dict(sum((Counter(p["errors"]) for p in parts), Counter()))}  # fmt: skip
     tokens = [sum(len(t) for t in sentences) for _, sentences in docs]
     phase = summary(run, [len(text) for text, _ in docs], tokens)
     wrong = Counter(problem for i, r in kept.items() if (problem := check_suggestions(r.json()["document"], docs[i][1])))
@@ -375,8 +385,8 @@ def predict_phase(url: str, docs: list[tuple[str, list[list[tuple[int, int]]]]],
     return phase
 
 
-def say_predict(when: str, count: int, found: dict[str, Any]) -> None:
-    print(f"flairsuite predict on the {count} documents' texts ({when} the /predict load): {found['tokens']:,} tokens in {found['seconds']:.1f} s, "
+def say_predict(when: str, count: int, repeat: int, found: dict[str, Any]) -> None:
+    print(f"flairsuite predict on the {count} documents' texts x {repeat} ({when}): {found['tokens']:,} tokens in {found['seconds']:.1f} s, "
           f"{found['loading_seconds']:.1f} s of it loading: {found['tokens_per_s']:,} tokens/s", flush=True)  # fmt: skip
 
 
@@ -403,14 +413,17 @@ def main() -> int:
         if args.baseline_requests:
             single = summary(asyncio.run(load(url, "tag", tag_bodies, check_tag, args.baseline_requests, 1, args.time_limit, args.timeout)), chars)
         predicted = None
-        if docs:  # `flairsuite predict` right before and right after, while the server idles: the same machine load, near enough
+        if docs:  # `flairsuite predict` before the /predict load and after each part, while the server idles: the same machine load
             texts_of_docs = [text for text, _ in docs]
-            first = predict_speed(model, texts_of_docs, args.threads)
-            say_predict("before", len(docs), first)
-            predicted = predict_phase(url, docs, args)
-            second = predict_speed(model, texts_of_docs, args.threads, first["loading_seconds"])
-            say_predict("after", len(docs), second)
-            baseline = predict_baseline(first, second)
+            measured = [predict_speed(model, texts_of_docs, args.threads, args.predict_repeat)]
+            say_predict("before the /predict load", len(docs), args.predict_repeat, measured[0])
+
+            def between(part: int) -> None:
+                measured.append(predict_speed(model, texts_of_docs, args.threads, args.predict_repeat, measured[0]["loading_seconds"]))
+                say_predict(f"after part {part} of {args.parts} of the /predict load", len(docs), args.predict_repeat, measured[-1])
+
+            predicted = predict_phase(url, docs, args, between)
+            baseline = predict_baseline(measured)
         after = memory(process.pid)
     finally:
         process.terminate()
@@ -437,7 +450,7 @@ def main() -> int:
         print(f"requests/s, {args.concurrency} concurrent (batched together) vs one at a time: {result['ratio_requests_per_s']:.2f}x")
     if predicted:
         report(f"INCEpTION /predict ({predicted['documents']} documents of {predicted['mean_tokens']} tokens)", args.concurrency, predicted)
-        print(f"/predict tokens/s vs flairsuite predict's on the same texts (mean of before and after): {predicted['tokens_per_s']:,} / "
+        print(f"/predict tokens/s vs flairsuite predict's on the same texts (mean of its {len(baseline['measurements'])}): {predicted['tokens_per_s']:,} / "
               f"{baseline['tokens_per_s']:,} = "
               f"{result['ratio_predict_tokens_per_s']:.2f} (target >= 0.70); answers read back: {predicted['read_back']}, "
               f"wrong: {predicted['read_back_errors'] or 0}")  # fmt: skip

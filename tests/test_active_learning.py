@@ -200,3 +200,14 @@ def test_simulation_resumes_to_the_uninterrupted_result(lm_home, tmp_path):
     assert rounds[0]["indices"] == json.loads((out / "sturm/both/map-crf/random/seed-1/selection.json").read_text())["rounds"][0]["indices"]
     assert (out / "sturm" / "both" / "map-crf" / "full" / "seed-1.json").is_file()
     assert (out / "active-learning.png").stat().st_size > 1000 and (out / "rounds.csv").read_text().count("\n") == 13
+
+    # a final check added to the finished simulation trains only the checks: every round stays as it was
+    experiment.write_text(experiment.read_text() + "  final_check: [bilstm-crf]\n")
+    child = simulate(clean, corpora, experiment, tmp_path / "check.err")
+    assert child.wait() == 0, (tmp_path / "check.err").read_text()[-3000:]
+    checked = results(clean)
+    finals = {path: record for path, record in checked.items() if path.endswith("final-bilstm-crf.json")}
+    assert {path: record for path, record in checked.items() if path not in finals} == expected
+    assert sorted(Path(path).parent.parent.name for path in finals) == ["entropy", "random", "uncertainty"]
+    assert all(record["sentences"] == 21 and 0 <= record["test"] <= 1 for record in finals.values())
+    assert "final check" in (tmp_path / "check.out").read_text()

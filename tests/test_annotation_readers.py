@@ -21,7 +21,7 @@ from flairsuite.corpora.own import own_corpus
 from flairsuite.corpora.readers import read_column
 from flairsuite.corpora.registry import FormatSpec
 from flairsuite.corpora.segmentation import split_text
-from flairsuite.corpora.webanno import read_webanno
+from flairsuite.corpora.webanno import read_webanno, unescape_java_text
 from flairsuite.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "annotation"
@@ -122,6 +122,29 @@ def test_webanno_bad_input_is_one_file_line_error(write, content, line, message)
     path = write("doc.tsv", content)
     with raises_at(path, line, message):
         list(read_webanno(path, WEBANNO, "utf-8", Counter()))
+
+
+def test_webanno_31_text_is_java_escaped_and_32_on_is_not(write):
+    # TSV 3.1 (WebAnno 3.2) wrote `#Text=` with Java's escapes, non-ASCII as \\uXXXX (webanno/webanno#617), read back by INCEpTION with
+    # commons-lang3 unescapeJava; from 3.2 on only \\, tab, line feed, \\f, \\r, \\b and control characters are escaped (Escaping.java)
+    body = ("#Text=Daf\\u00FCr wegen gef\\u00E4hrlicher K\\u00F6rperverletzung \\u2013 \\uD83D\\uDE0A \\\"erneut\\\" \\\\ .\\r\n"
+            "1-1\t0-5\tDafür\t_\t_\n1-2\t6-11\twegen\t_\t_\n1-3\t12-24\tgefährlicher\t*[1]\tLAW[1]\n1-4\t25-41\tKörperverletzung\t*[1]\tLAW[1]\n"
+            "1-5\t42-43\t–\t_\t_\n1-6\t44-46\t😊\t_\t_\n1-7\t47-55\t\"erneut\"\t_\t_\n1-8\t56-57\t\\\\\t_\t_\n1-9\t58-59\t.\t_\t_\n")
+    old = write("old.tsv", header_and(body).replace("TSV 3.3", "TSV 3.1"))
+    (sentence,) = read_webanno(old, WEBANNO, "utf-8", Counter())
+    assert tagged([sentence]) == [["Dafür/O", "wegen/O", "gefährlicher/B-LAW", "Körperverletzung/I-LAW", "–/O", "😊/O", '"erneut"/O', "\\/O", "./O"]]
+    # the same \\u in a 3.3 file is text: six characters, as INCEpTION reads it
+    new = write("new.tsv", header_and("#Text=Daf\\u00FCr kam\\\\\n1-1\t0-10\tDaf\\u00FCr\t*\tPER\n1-2\t11-15\tkam\\\\\t_\t_\n"))
+    assert tagged(read_webanno(new, WEBANNO, "utf-8", Counter())) == [["Daf\\u00FCr/B-PER", "kam\\/O"]]
+    bad = write("bad.tsv", header_and("#Text=Daf\\u00Fr\n1-1\t0-5\tDafr\t_\t_\n").replace("TSV 3.3", "TSV 3.1"))
+    with raises_at(bad, 5, re.escape("'\\u00Fr' is no \\uXXXX escape (four hex digits) in a WebAnno TSV 3.1 #Text= line")):
+        list(read_webanno(bad, WEBANNO, "utf-8", Counter()))
+
+
+def test_java_unescaping_follows_commons_lang():
+    assert unescape_java_text("\\101\\0x\\477\\3777") == "A\x00x'7\xff7"  # octal: up to three digits, the third only after 0-3
+    assert unescape_java_text("\\uuu00e4\\u+00e4\\b\\t\\n\\f\\r\\'\\q\\") == "ää\b\t\n\f\r'q"  # any other backslash is dropped
+    assert unescape_java_text("\\ud83d\\ude0a") == "😊"
 
 
 def test_webanno_bad_bytes_name_the_line(write):

@@ -7,6 +7,7 @@ run's epoch checkpoint to the uninterrupted result.
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -91,6 +92,24 @@ def test_ray_grid_writes_what_one_process_writes(lm_home, tmp_path) -> None:
     # finished runs are skipped: nothing to train, Ray not even started
     again = run_tag(ray_command(experiment, corpora), ray_home)
     assert "raygrid: 4 runs, 4 finished before, 0 to train" in again and "nothing to train: Ray not started" in again
+
+
+FLAIR_LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")  # Flair's log format: "2026-12-04 14:24:45,271 SequenceTagger predicts: ..."
+
+
+def test_ray_workers_log_to_the_drivers_stderr_and_stdout_is_the_report(lm_home, tmp_path) -> None:
+    corpora = write_sturm(tmp_path / "corpora")
+    experiment = experiment_yaml(tmp_path / "grid.yaml", "raylogs", {"fwd": STACKS["fwd"]}, ["map"], [1], "{max_epochs: 1}", "[false]")
+    home = tmp_path / "home"
+    shutil.copytree(lm_home, home)
+    env = {**os.environ, "FLAIRSUITE_HOME": str(home), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(ray_command(experiment, corpora), env=env, capture_output=True, text=True, timeout=600, cwd=home.parent)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    assert "trained 1 runs on Ray" in done.stdout
+    assert not [line for line in done.stdout.splitlines() if FLAIR_LOG_LINE.search(line) or "pid=" in line], done.stdout
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", done.stderr)  # Ray colours its prefix; it may follow the driver's progress bar on a line
+    worker_lines = [line for line in plain.splitlines() if "(run_task pid=" in line and FLAIR_LOG_LINE.search(line)]
+    assert any("predicts: Dictionary with" in line for line in worker_lines), done.stderr[-3000:]
 
 
 def test_killed_ray_worker_is_retried_from_its_checkpoint(lm_home, tmp_path) -> None:

@@ -30,7 +30,7 @@ from flairsuite.markup.spans import Span  # noqa: E402
 from flairsuite.predict import load_tagger, split  # noqa: E402
 from flairsuite.serve import inception, retrain, server  # noqa: E402
 from flairsuite.serve.app import create_app  # noqa: E402
-from flairsuite.serve.cas import add_suggestions, bio_tags, labeled_sentences  # noqa: E402
+from flairsuite.serve.cas import add_suggestions, bio_tags, labeled_sentences, with_suggestions  # noqa: E402
 from flairsuite.serve.engine import Tokens  # noqa: E402
 from flairsuite.serve.fit import Labeled, held_out  # noqa: E402
 
@@ -412,6 +412,39 @@ def test_single_token_anchoring_keeps_the_suggestions_of_one_token():
         cas = make_cas("Anna besuchte Berlin .", [[(0, 4), (5, 13), (14, 20), (21, 22)]])
         assert add_suggestions(cas, NE, "value", spans, single) == len(expected)
         assert sorted((a.begin, a.end) for a in cas.select(NE)) == expected
+
+
+def cas_content(cas: "cassis.Cas") -> list[tuple]:
+    """Every feature structure of the CAS's view as (type, sorted features without ids), sorted: what two XMIs must share."""
+    found = []
+    for fs in cas.select_all_fs():
+        values = tuple(sorted((f.name, repr(fs.get(f.name))) for f in fs.type.all_features if f.name not in ("sofa", "xmiID")))
+        found.append((fs.type.name, values))
+    return sorted(found)
+
+
+def test_the_answer_xmi_is_the_cas_with_the_suggestions_as_cassis_writes_it():
+    spans = [Span(0, 4, "PER", 0.9), Span(5, 20, "LOC", 1 / 3), Span(14, 20, "LOC", 1e-7), Span(23, 29, "ORG", 1.0)]
+    plain = cassis.load_typesystem(TYPE_SYSTEM)  # without the suggestion features: the server's type system adds them
+    for typesystem, hand in ((TS, True), (plain, False)):
+        text = "Anna besuchte Berlin 𝔄 Ulm„x“ ."
+        cas = make_cas(text, [[(0, 4), (5, 13), (14, 20), (21, 22), (23, 26), (26, 29), (30, 31)]], typesystem)
+        if hand:
+            cas.add(typesystem.get_type(NE)(begin=0, end=4, value="PER", identifier="gnd"))
+        xmi = cas.to_xmi()
+        served = cassis.load_typesystem(typesystem.to_xml())
+        if not hand:
+            served = cassis.load_typesystem(inception_type_system(TYPE_SYSTEM).to_xml())
+        for single in (False, True):
+            expected = cassis.load_cas_from_xmi(xmi, typesystem=served)
+            added = add_suggestions(expected, NE, "value", spans, single)
+            answer = with_suggestions(xmi, cassis.load_cas_from_xmi(xmi, typesystem=served), NE, "value", spans, single)
+            loaded = cassis.load_cas_from_xmi(answer, typesystem=served)
+            assert loaded.sofa_string == text and cas_content(loaded) == cas_content(expected)
+            assert len([a for a in loaded.select(NE) if a.inception_internal_predicted]) == added == (2 if single else 4)
+            ids = re.findall(r'xmi:id="(\d+)"', answer)
+            assert len(ids) == len(set(ids))  # new ids clash with none of the CAS's
+    assert with_suggestions(xmi, cassis.load_cas_from_xmi(xmi, typesystem=served), NE, "value", []) == xmi
 
 
 def test_held_out_documents_are_fixed_and_disjoint():

@@ -8,6 +8,7 @@ of the page are in test_browser.py.
 import json
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -266,6 +267,34 @@ def test_batcher_tags_waiting_texts_together_and_isolates_a_failure():
     assert calls[:2] == [["a"], ["b", "bad", "c"]] and calls[2:] == [["b"], ["bad"], ["c"]]
     batcher.close()
     assert not batcher.worker.is_alive()
+
+
+def test_batcher_gathers_the_next_requests_after_a_batch_of_several_and_tags_a_lone_one_at_once():
+    calls: list[list[str]] = []
+    gate = threading.Event()
+
+    def run(texts):
+        gate.wait(10)
+        calls.append(list(texts))
+        return list(texts)
+
+    batcher = Batcher(run, gather=(2.0, 4.0))
+    first = batcher.submit("a")  # alone: tagged at once, the worker waits at the gate
+    while batcher.queue.qsize():
+        pass
+    pair = [batcher.submit(text) for text in ("b", "c")]
+    gate.set()
+    assert first.result(10) == "a" and [f.result(10) for f in pair] == ["b", "c"]
+    late = [batcher.submit("d")]  # after a batch of two: the worker waits for what comes within the gap
+    time.sleep(0.1)
+    late.append(batcher.submit("e"))
+    assert [f.result(10) for f in late] == ["d", "e"]
+    alone = batcher.submit("f")  # after a batch of two, a lone request waits one gap, then goes alone
+    assert alone.result(10) == "f"
+    started = time.monotonic()
+    assert batcher.submit("g").result(10) == "g" and time.monotonic() - started < 1.0  # after a batch of one: at once
+    assert calls == [["a"], ["b", "c"], ["d", "e"], ["f"], ["g"]]
+    batcher.close()
 
 
 def test_payload_parsing():

@@ -2,12 +2,12 @@
 
 import logging
 import math
-import sys
 from typing import Any, Optional
 
 import click
 
 from flairsuite.errors import FlairsuiteError
+from flairsuite.logs import logs_to_stderr
 
 
 class SuiteGroup(click.Group):
@@ -36,41 +36,6 @@ corpora_dir_option = click.option(
     default=None,
     help="Datasets folder (default: $FLAIRSUITE_CORPORA, else ./corpora under $FLAIRSUITE_HOME).",
 )
-
-
-class CurrentStderr:
-    """A stream that writes to whatever `sys.stderr` is at the time (click's test runner swaps it)."""
-
-    def write(self, text: str) -> int:
-        return sys.stderr.write(text)
-
-    def flush(self) -> None:
-        sys.stderr.flush()
-
-
-def to_stderr(handler: logging.Handler) -> None:
-    """A handler that writes to stdout writes to stderr instead."""
-    if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
-        if handler.stream is sys.stdout or handler.stream is sys.__stdout__:
-            handler.setStream(CurrentStderr())
-
-
-class StderrLogger(logging.Logger):
-    """A logger that sends every stream handler given to stdout to stderr: Flair's `flair` logger gets one at import time
-    (`logging.config.dictConfig`, `ext://sys.stdout`), before any command could re-point it."""
-
-    def addHandler(self, handler: logging.Handler) -> None:  # noqa: N802  (logging's name)
-        to_stderr(handler)
-        super().addHandler(handler)
-
-
-def logs_to_stderr() -> None:
-    """Keep stdout for a command's output: every logging handler that writes to stdout, now or later, writes to stderr."""
-    loggers = [logging.getLogger(), *(found for found in logging.Logger.manager.loggerDict.values() if isinstance(found, logging.Logger))]
-    for logger in loggers:
-        for handler in logger.handlers:
-            to_stderr(handler)
-    logging.setLoggerClass(StderrLogger)  # loggers made from now on (Flair's, when it is first imported)
 
 
 threads_option = click.option(

@@ -9,7 +9,9 @@ documentation, "WebAnno TSV 3.3 File format"): one span layer and one of its fea
   `de.tudarmstadt.ukp.dkpro.core.api.ner.type.NamedEntity`), `fmt.feature` its feature holding the type (default
   `value`). Every other layer (lemma, POS, custom spans, chains, relations) is skipped. A file that declares no such
   layer has no annotation on it (INCEpTION declares the layers a document uses): its tokens are `O` (counted).
-- `#Text=` lines are a sentence's text (several: joined by line breaks; escapes undone); rows `S-T<TAB>B-E<TAB>token
+- `#Text=` lines are a sentence's text (several: joined by line breaks; escapes undone by the rules of the file's
+  version, as INCEpTION reads it: TSV 3.2 and later escape `\\`, tab, line feed, `\\f`, `\\r`, `\\b` and other control
+  characters; 3.0 and 3.1 Java-escaped the text, non-ASCII characters as `\\uXXXX` among them); rows `S-T<TAB>B-E<TAB>token
   <TAB>columns...` its tokens, with offsets in UTF-16 units of the document text (rebuilt as INCEpTION rebuilds it),
   mapped to characters; `S-T.K` rows are sub-tokens, which only carry annotations.
 - In the chosen column `_` is no annotation, `*` an annotation without a value (dropped, counted), stacked
@@ -43,6 +45,9 @@ TEXT_ESCAPES = {"\\\\": "\\", "\\t": "\t", "\\n": "\n", "\\f": "\f", "\\r": "\r"
                 **{"\\" + chr(code): chr(code) for code in range(32) if not 7 < code < 14}}
 VALUE_ESCAPE = re.compile("|".join(re.escape(key) for key in sorted(VALUE_ESCAPES, key=len, reverse=True)))
 TEXT_ESCAPE = re.compile("|".join(re.escape(key) for key in sorted(TEXT_ESCAPES, key=len, reverse=True)))
+JAVA_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r"}  # after a backslash; \\, \" and \' stand for themselves
+JAVA_ESCAPE = re.compile(r"\\(?:u+\+?.{0,4}|[0-3][0-7]{0,2}|[4-7][0-7]?|.?)", re.DOTALL)
+JAVA_ESCAPED_VERSIONS = ((3, 0), (3, 1))  # `#Text=` Java-escaped; 3.2 and later escape only the characters listed in TEXT_ESCAPES
 NO_LAYER = "file without the layer: all tokens O"
 NO_VALUE = "annotation without a value (*) dropped"
 
@@ -53,8 +58,32 @@ def unescape_value(value: str) -> str:
 
 
 def unescape_text(text: str) -> str:
-    """A `#Text=` line's text with its escapes (`\\t`, `\\n`, `\\\\`, control characters) undone."""
+    """A `#Text=` line's text with its escapes (`\\t`, `\\n`, `\\\\`, control characters) undone: TSV 3.2 and later."""
     return TEXT_ESCAPE.sub(lambda m: TEXT_ESCAPES[m.group()], text)
+
+
+def unescape_java_text(text: str) -> str:
+    """A `#Text=` line of TSV 3.0 and 3.1, which Java-escaped the text (`Daf\\u00FCr`, `\\r`, `\\"`), unescaped as INCEpTION reads it
+    (commons-lang3 `unescapeJava`): `\\uXXXX` (also `\\uuXXXX`, `\\u+XXXX`; surrogate pairs joined), octal `\\0`-`\\377`, `\\b \\t \\n \\f \\r`,
+    `\\\\ \\" \\'`, and any other backslash dropped. A `\\u` without four hex digits is a ValueError."""
+    units = JAVA_ESCAPE.sub(_java_unit, text)
+    return units.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _java_unit(match: "re.Match[str]") -> str:
+    """One Java escape's UTF-16 unit (a lone surrogate for half of a pair), or what stands for itself."""
+    escape = match.group()
+    if len(escape) == 1:
+        return ""  # a backslash at the end of the line
+    if escape[1] == "u":
+        body = escape[1:].lstrip("u")
+        digits = body[1:] if body.startswith("+") else body
+        if len(digits) != 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+            raise ValueError(f"'{escape}' is no \\uXXXX escape (four hex digits)")
+        return chr(int(digits, 16))
+    if escape[1] in "01234567":
+        return chr(int(escape[1:], 8))
+    return JAVA_ESCAPES.get(escape[1:], escape[1:])
 
 
 @dataclass(frozen=True)
@@ -120,8 +149,8 @@ def _char_offsets(text: str) -> list[int]:
     return offsets
 
 
-def _header(lines: Iterator[tuple[int, str]], path: Path) -> tuple[list[Layer], int]:
-    """The declared layers, and the line of the last declaration; the format line is checked first."""
+def _header(lines: Iterator[tuple[int, str]], path: Path) -> tuple[tuple[int, int], list[Layer], int]:
+    """The format's version, the declared layers, and the line of the last declaration; the format line is checked first."""
     first = next(lines, None)
     if first is None:
         raise InputError(path, 1, "empty file: a WebAnno TSV file starts with #FORMAT=WebAnno TSV 3.3")
@@ -143,7 +172,7 @@ def _header(lines: Iterator[tuple[int, str]], path: Path) -> tuple[list[Layer], 
             raise InputError(path, lineno, "layer declaration without a layer name")
         layers.append(Layer(LAYER_PREFIXES[prefix], name, tuple(features)))
         last = lineno
-    return layers, last
+    return (int(match.group(1)), int(match.group(2))), layers, last
 
 
 def _annotations(cell: str, row: int, unit: tuple[int, int], document: _Document, lineno: int) -> None:
@@ -168,7 +197,8 @@ def _annotations(cell: str, row: int, unit: tuple[int, int], document: _Document
 def read_webanno(path: Path, fmt: FormatSpec, encoding: str, repairs: Counter) -> Iterator[TaggedSentence]:
     """The sentences of one WebAnno TSV 3.x file, tagged in BIO by the chosen layer and feature (module docstring)."""
     lines = iter(read_lines(path, encoding))
-    layers, header_line = _header(lines, path)
+    version, layers, header_line = _header(lines, path)
+    java_escaped = version in JAVA_ESCAPED_VERSIONS
     column = _layer_column(layers, fmt.layer or NAMED_ENTITY, fmt.feature or DEFAULT_FEATURE, path, header_line)
     width = 3 + sum(layer.width for layer in layers)
     document = _Document()
@@ -184,7 +214,7 @@ def read_webanno(path: Path, fmt: FormatSpec, encoding: str, repairs: Counter) -
             if sentence_start is not None:
                 raise InputError(path, lineno, "a sentence header (#Text=) among token rows: a blank line must end the sentence before it")
             if line.startswith("#Text="):
-                sentence_text.append(unescape_text(line[len("#Text="):]))
+                sentence_text.append(_text_line(line[len("#Text=") :], java_escaped, path, lineno))
             continue
         fields = line.split("\t")
         if len(fields) < width:
@@ -217,6 +247,16 @@ def read_webanno(path: Path, fmt: FormatSpec, encoding: str, repairs: Counter) -
             row += 1
             _annotations(fields[3 + column], row, (begin, end), document, lineno)
     yield from _tagged(document, path, column, repairs)
+
+
+def _text_line(text: str, java_escaped: bool, path: Path, lineno: int) -> str:
+    """A `#Text=` line's text unescaped by the rules of the file's version (3.0 and 3.1: Java's; later: the format's own list)."""
+    if not java_escaped:
+        return unescape_text(text)
+    try:
+        return unescape_java_text(text)
+    except ValueError as err:
+        raise InputError(path, lineno, f"{err} in a WebAnno TSV 3.1 #Text= line (Java escapes)") from None
 
 
 def _open_sentence(document: _Document, text: str, begin: int, lineno: int) -> tuple[int, int, int]:

@@ -20,11 +20,10 @@ from cassis import Cas, TypeSystem
 from flairsuite.markup.spans import Span
 from flairsuite.serve.engine import Document, Tokens
 from flairsuite.serve.fit import Labeled
+from flairsuite.serve.suggestion_xmi import PREDICTED, SCORE_SUFFIX, xmi_with_suggestions
 
 SENTENCE = "de.tudarmstadt.ukp.dkpro.core.api.segmentation.type.Sentence"
 TOKEN = "de.tudarmstadt.ukp.dkpro.core.api.segmentation.type.Token"
-PREDICTED = "inception_internal_predicted"  # RecommendationService.FEATURE_NAME_IS_PREDICTION
-SCORE_SUFFIX = "_score"  # RecommendationService.FEATURE_NAME_SCORE_SUFFIX
 
 
 def add_suggestion_features(typesystem: TypeSystem, layer: str, feature: str) -> None:
@@ -68,24 +67,26 @@ def document(cas: Cas) -> Document:
     return Tokens(text_of(cas), grouped) if grouped else text_of(cas)
 
 
+def suggested(cas: Cas, spans: Iterable[Span], single_token: bool = False) -> list[Span]:
+    """The spans that become suggestions: all, or with `single_token` those that are one token of the CAS."""
+    tokens = {(t.begin, t.end) for t in cas.select(TOKEN)} if single_token and cas.typesystem.contains_type(TOKEN) else None
+    return [span for span in spans if tokens is None or (span.start, span.end) in tokens]
+
+
 def add_suggestions(cas: Cas, layer: str, feature: str, spans: Iterable[Span], single_token: bool = False) -> int:
     """Add each span as a suggestion on `layer` (`single_token`: only spans that are one token of the CAS); how many were added."""
     kind = cas.typesystem.get_type(layer)
-    tokens = {(t.begin, t.end) for t in cas.select(TOKEN)} if single_token and cas.typesystem.contains_type(TOKEN) else None
-    added = 0
-    for span in spans:
-        if tokens is not None and (span.start, span.end) not in tokens:
-            continue
+    kept = suggested(cas, spans, single_token)
+    for span in kept:
         values: dict[str, Any] = {feature: span.type, PREDICTED: True, feature + SCORE_SUFFIX: float(span.confidence)}
         cas.add(kind(begin=span.start, end=span.end, **values))
-        added += 1
-    return added
+    return len(kept)
 
 
-def with_suggestions(cas: Cas, layer: str, feature: str, spans: Iterable[Span], single_token: bool = False) -> str:
-    """The CAS as XMI with the spans added as suggestions (`add_suggestions`)."""
-    add_suggestions(cas, layer, feature, spans, single_token)
-    return cas.to_xmi()
+def with_suggestions(xmi: str, cas: Cas, layer: str, feature: str, spans: Iterable[Span], single_token: bool = False) -> str:
+    """`xmi` (the XMI `cas` was read from, unchanged since) with the spans added as suggestions, as `add_suggestions` adds them
+    (`flairsuite.serve.suggestion_xmi`: only the new elements are written)."""
+    return xmi_with_suggestions(xmi, text_of(cas), layer, feature, suggested(cas, spans, single_token))
 
 
 def annotations(cas: Cas, layer: str, feature: str) -> list[tuple[int, int, str]]:

@@ -76,16 +76,18 @@ def add_recommender(
             from flairsuite.serve.recommender import predict_request
 
             body = await read_body(request, predict_limit(max_chars))
-            target, document, tokens = await asyncio.to_thread(predict_request, body, cache(), max_chars)
-            future = batcher.submit(tokens)
+            sent = await asyncio.to_thread(predict_request, body, cache(), max_chars)
+            future = batcher.submit(sent.document)
         except (RequestError, Busy) as err:
             return refused(err)
         try:
             from flairsuite.serve.cas import with_suggestions
 
             tagging = await asyncio.wrap_future(future)
-            single = target.anchoring == "singleToken"
-            return JSONResponse({"document": await asyncio.to_thread(with_suggestions, document, target.layer, target.feature, tagging.spans, single)})
+            target = sent.target
+            answer = await asyncio.to_thread(with_suggestions, sent.xmi, sent.cas, target.layer, target.feature, tagging.spans,
+                                             target.anchoring == "singleToken")
+            return JSONResponse({"document": answer})
         except Exception as err:
             return failed(err, log)
 

@@ -158,14 +158,24 @@ PREDICT_EXAMPLE = '{"metadata": {"layer": ..., "feature": ...}, "document": {"xm
 TRAIN_EXAMPLE = '{"metadata": {"layer": ..., "feature": ...}, "documents": [{"xmi": ...}, ...], "typeSystem": ...}'
 
 
-def predict_request(body: bytes, typesystems: TypeSystems, max_chars: int) -> tuple[Target, Cas, Document]:
-    """A `/predict` body -> what to predict, the document's CAS and what of it the tagger tags (`cas.document`)."""
+@dataclass(frozen=True)
+class PredictRequest:
+    """A `/predict` request: what to predict, the document's CAS, its XMI as sent and what of it the tagger tags (`cas.document`)."""
+
+    target: Target
+    cas: Cas
+    xmi: str
+    document: Document
+
+
+def predict_request(body: bytes, typesystems: TypeSystems, max_chars: int) -> PredictRequest:
+    """A `/predict` body -> a `PredictRequest` (the XMI checked by parsing it with cassis against the type system)."""
     request = json_object(body, PREDICT_EXAMPLE)
     target = target_of(request)
     sent = field(request, "document", dict, "")
     typesystem = typesystems.get(field(request, "typeSystem", str, ""), target)
     cas = read_cas(sent, typesystem, max_chars, "document.")
-    return target, cas, document(cas)
+    return PredictRequest(target, cas, sent["xmi"], document(cas))
 
 
 def train_request(body: bytes, typesystems: TypeSystems, max_chars: int) -> TrainingSet:

@@ -15,7 +15,8 @@ Resumable, and a rerun is identical: a round's choice is written to `selection.j
 round's scores (`round-<k>.json`, written last, mark it finished); a killed simulation continues at its first
 round without scores, from that round's epoch checkpoint, and always takes its sentences from `selection.json`.
 Files: `flairsuite.results.active_learning`. A changed `active_learning:` block or grid under the same name is
-refused unless `--force`, which starts the simulations over.
+refused unless `--force`, which starts the simulations over; `final_check` alone may change: a rerun trains the checks
+it lacks and keeps every round.
 """
 
 import random
@@ -220,9 +221,11 @@ def full_reference(config: ExperimentConfig, run: Run, data: GridData, out: Path
 
 
 def simulation_key(config: ExperimentConfig, digests: dict[str, str]) -> str:
-    """What the simulation computes: the grid's runs, the block and the embedding files."""
+    """What the rounds compute: the grid's runs, the block and the embedding files. `final_check` is left out (counted as empty),
+    since the rounds do not depend on it: adding a check to a finished simulation trains only the check."""
     assert config.active_learning is not None
-    return digest({"grid": fingerprint(config), "active_learning": config.active_learning.record(), "artifacts": digests})
+    block = {**config.active_learning.record(), "final_check": []}
+    return digest({"grid": fingerprint(config), "active_learning": block, "artifacts": digests})
 
 
 def check_simulation_state(out: Path, config: ExperimentConfig, key: str, text: str, force: bool, sizes: dict[str, int]) -> None:

@@ -13,7 +13,8 @@ The driver (this process) plans the grid exactly as `flairsuite tag` does (`plan
 
 `local` starts a Ray instance on this machine with its cores; `auto` joins the cluster of
 $RAY_ADDRESS (or the one started on this node by `ray start`); anything else is a cluster address.
-Workers need flairsuite installed and the same paths: $FLAIRSUITE_HOME (LMs, word vectors, BERTs,
+A worker's log lines (Flair's among them) reach the driver's stderr, prefixed by Ray with the task and its
+process id; stdout holds the driver's report alone. Workers need flairsuite installed and the same paths: $FLAIRSUITE_HOME (LMs, word vectors, BERTs,
 results), the corpora folder and the cache must be shared storage on a cluster.
 """
 
@@ -31,6 +32,7 @@ from flairsuite.allocator import bound_primitive_cache
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice
 from flairsuite.experiments.grid import Run
+from flairsuite.logs import logs_to_stderr
 from flairsuite.tagging.cache import frozen
 from flairsuite.tagging.grid import CHECKPOINT_FILE, TRAIN_WITH_DEV, GridData, GridPlan, train_and_record
 
@@ -67,7 +69,10 @@ def start_ray(address: str) -> Any:
         import ray
     except ImportError:
         raise FlairsuiteError("--ray needs Ray: pip install 'flairsuite[ray]'") from None
-    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    # the workers' log lines come to the driver's stderr (Ray sends a worker's stdout to the driver's stdout, hence
+    # logs_to_stderr in each task); their progress bars stay off, one line per refresh would flood it
+    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True, "configure_logging": False,
+                               "runtime_env": {"env_vars": {"TQDM_DISABLE": "1"}}}
     if address not in ("local", "auto"):
         reachable(address)
     try:
@@ -95,9 +100,11 @@ def reachable(address: str, seconds: float = 5.0) -> None:
 
 
 def _prepare_worker(cpus: int) -> None:
-    """A worker's torch threads, and oneDNN's cache bounded (allocator.py) before its first primitive."""
+    """A worker's logs to its stderr (`flairsuite.logs`), its torch threads, and oneDNN's cache bounded (allocator.py) before its
+    first primitive."""
     import torch
 
+    logs_to_stderr()
     bound_primitive_cache()
     torch.set_num_threads(max(1, int(cpus)))
 
