@@ -10,6 +10,7 @@ import torch
 from flair.models import LanguageModel
 
 from flairsuite.allocator import bound_primitive_cache, keep_freed_memory
+from flairsuite.charlm.initial import InitialModel
 from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate, evaluation_batches
 from flairsuite.distributed import Ranks
 from flairsuite.locks import held
@@ -62,23 +63,25 @@ def lm_folder(trainer: CharLMTrainer) -> RunFolder:
 def train_direction(
     corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, budget: Budget, resume: bool, force: bool, seed: int,
     ranks: Ranks = Ranks(), record: Optional[dict[str, Any]] = None, precision: str = "float32", storage: str = "float32",
+    initial: Optional[InitialModel] = None,
 ) -> Optional[dict[str, Any]]:
     """Train one direction into `out`; its summary (also written to `out/summary.json`, with `record` added), on rank 0 (None on the others).
 
     `precision` (`float32`, `bfloat16`) is the arithmetic of this invocation's training steps (`CharLMTrainer`);
-    `storage` (`float32`, `float16`) the dtype of `best-lm.pt`'s weights, whose test perplexity the summary reports.
+    `storage` (`float32`, `float16`) the dtype of `best-lm.pt`'s weights, whose test perplexity the summary reports;
+    `initial`: a new run starts from that LM (`--init`; the summary records it under `init`).
     """
     bound_primitive_cache()  # before any forward pass
     with held(out, ranks):  # one process trains a folder (rank 0 for a torchrun launch)
-        return trained_direction(corpus, out, hyper, forward, budget, resume, force, seed, ranks, record, precision, storage)
+        return trained_direction(corpus, out, hyper, forward, budget, resume, force, seed, ranks, record, precision, storage, initial)
 
 
 def trained_direction(
     corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, budget: Budget, resume: bool, force: bool, seed: int,
-    ranks: Ranks, record: Optional[dict[str, Any]], precision: str, storage: str,
+    ranks: Ranks, record: Optional[dict[str, Any]], precision: str, storage: str, initial: Optional[InitialModel] = None,
 ) -> Optional[dict[str, Any]]:
     """`train_direction` once the folder is this process's: train, evaluate the best model, write its summary and curve."""
-    trainer = CharLMTrainer(corpus, out, hyper, forward, seed, ranks, precision, storage)
+    trainer = CharLMTrainer(corpus, out, hyper, forward, seed, ranks, precision, storage, initial)
     start_or_resume(trainer, lm_folder(trainer), resume, force)
     keep_freed_memory()
     progress = trainer.train(budget, desc=out.name)
@@ -105,6 +108,7 @@ def trained_direction(
         "hyper": asdict(hyper),
         "corpus": corpus.meta,
         "history": progress.history,
+        **({"init": {**initial.record(), "valid_ppl_here": round(progress.history[0]["valid_ppl"], 4)}} if initial else {}),
         **(record or {}),
     }
     write_summary(out, summary)
