@@ -1,5 +1,10 @@
 """One direction of `train-charlm` in its model folder: held by this process, started or resumed, trained, its best model's
-test perplexity, summary.json and learning curve (the command around it: `flairsuite.charlm.command`)."""
+test perplexity, summary.json and learning curve (the command around it: `flairsuite.charlm.command`).
+
+The two stay apart because they are two jobs: the command reads options (a recipe or an `--init` model), prepares the
+text once and reports on the pair; this module trains one folder from a prepared corpus and settings, knowing nothing
+of options or of the other direction, which is how the speed benchmark (`benchmarks/charlm_speed_child.py`) and the
+tests call it (`train_direction`)."""
 
 import math
 from dataclasses import asdict
