@@ -98,7 +98,7 @@ def test_the_first_point_is_the_initial_model_on_the_new_valid_text(initial, tmp
     finished(init_args(text, corpus_root, tmp_path / "out", initial, 2000))
     summary = json.loads((tmp_path / "out" / "new-forward" / "summary.json").read_text())
     folders = [p.parent for p in (Path(os.environ["FLAIRSUITE_HOME"]) / "cache" / "prepared").glob("*/meta.json")]
-    (folder,) = [f for f in folders if json.loads((f / "meta.json").read_text())["config"]["base_chars"]]
+    (folder,) = [f for f in folders if json.loads((f / "meta.json").read_text())["config"].get("base_chars")]
     old = LanguageModel.load_language_model(Path(f"{initial}-forward") / "best-lm.pt")
     hyper = Hyper(**summary["hyper"])
     loss = evaluate(old, evaluation_batches(PreparedCorpus(folder).array("valid"), hyper, True), hyper.sequence_length)

@@ -144,12 +144,17 @@ def corpus_sources(raw_set: str, corpus: Iterable[str], root: Path) -> list[Sour
     return sources
 
 
+def config_record(config: PrepareConfig) -> dict:
+    """The settings as the cache key and meta.json hold them: `CONTINUATION_KEYS` only where set (earlier keys and
+    records stay as they were)."""
+    return {key: value for key, value in asdict(config).items() if key not in CONTINUATION_KEYS or value != getattr(PrepareConfig, key)}
+
+
 def cache_key(config: PrepareConfig, sources: list[Source], heldout_files: list[Path]) -> str:
     """A digest of everything the prepared data depends on."""
-    settings = {key: value for key, value in asdict(config).items() if key not in CONTINUATION_KEYS or value != getattr(PrepareConfig, key)}
     identity = {
         "version": PREPARE_VERSION,
-        "config": settings,
+        "config": config_record(config),
         "sources": [s.identity() for s in sources],
         "heldout": [[str(p.resolve()), file_digest(p)] for p in heldout_files],
     }
@@ -257,7 +262,7 @@ def build(config: PrepareConfig, sources: list[Source], index: SentenceIndex, fo
         )
     write_json(folder / "vocab.json", {"chars": chars, "counts": [counts[c] for c in chars]})
     return {
-        "config": asdict(config),
+        "config": config_record(config),
         "sources": stats,
         "heldout_sentences": len(index),
         "splits": split_sizes,
