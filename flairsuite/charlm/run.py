@@ -1,5 +1,10 @@
 """One direction of `train-charlm` in its model folder: held by this process, started or resumed, trained, its best model's
-test perplexity, summary.json and learning curve (the command around it: `flairsuite.charlm.command`)."""
+test perplexity, summary.json and learning curve (the command around it: `flairsuite.charlm.command`).
+
+The two stay apart because they are two jobs: the command reads options (a recipe or an `--init` model), prepares the
+text once and reports on the pair; this module trains one folder from a prepared corpus and settings, knowing nothing
+of options or of the other direction, which is how the speed benchmark (`benchmarks/charlm_speed_child.py`) and the
+tests call it (`train_direction`)."""
 
 import math
 from dataclasses import asdict
@@ -10,6 +15,7 @@ import torch
 from flair.models import LanguageModel
 
 from flairsuite.allocator import bound_primitive_cache, keep_freed_memory
+from flairsuite.charlm.initial import InitialModel
 from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate, evaluation_batches
 from flairsuite.distributed import Ranks
 from flairsuite.locks import held
@@ -62,23 +68,25 @@ def lm_folder(trainer: CharLMTrainer) -> RunFolder:
 def train_direction(
     corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, budget: Budget, resume: bool, force: bool, seed: int,
     ranks: Ranks = Ranks(), record: Optional[dict[str, Any]] = None, precision: str = "float32", storage: str = "float32",
+    initial: Optional[InitialModel] = None,
 ) -> Optional[dict[str, Any]]:
     """Train one direction into `out`; its summary (also written to `out/summary.json`, with `record` added), on rank 0 (None on the others).
 
     `precision` (`float32`, `bfloat16`) is the arithmetic of this invocation's training steps (`CharLMTrainer`);
-    `storage` (`float32`, `float16`) the dtype of `best-lm.pt`'s weights, whose test perplexity the summary reports.
+    `storage` (`float32`, `float16`) the dtype of `best-lm.pt`'s weights, whose test perplexity the summary reports;
+    `initial`: a new run starts from that LM (`--init`; the summary records it under `init`).
     """
     bound_primitive_cache()  # before any forward pass
     with held(out, ranks):  # one process trains a folder (rank 0 for a torchrun launch)
-        return trained_direction(corpus, out, hyper, forward, budget, resume, force, seed, ranks, record, precision, storage)
+        return trained_direction(corpus, out, hyper, forward, budget, resume, force, seed, ranks, record, precision, storage, initial)
 
 
 def trained_direction(
     corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, budget: Budget, resume: bool, force: bool, seed: int,
-    ranks: Ranks, record: Optional[dict[str, Any]], precision: str, storage: str,
+    ranks: Ranks, record: Optional[dict[str, Any]], precision: str, storage: str, initial: Optional[InitialModel] = None,
 ) -> Optional[dict[str, Any]]:
     """`train_direction` once the folder is this process's: train, evaluate the best model, write its summary and curve."""
-    trainer = CharLMTrainer(corpus, out, hyper, forward, seed, ranks, precision, storage)
+    trainer = CharLMTrainer(corpus, out, hyper, forward, seed, ranks, precision, storage, initial)
     start_or_resume(trainer, lm_folder(trainer), resume, force)
     keep_freed_memory()
     progress = trainer.train(budget, desc=out.name)
@@ -105,6 +113,7 @@ def trained_direction(
         "hyper": asdict(hyper),
         "corpus": corpus.meta,
         "history": progress.history,
+        **({"init": {**initial.record(), "valid_ppl_here": round(progress.history[0]["valid_ppl"], 4)}} if initial else {}),
         **(record or {}),
     }
     write_summary(out, summary)

@@ -24,7 +24,7 @@ import logging
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import flair
 import torch
@@ -34,6 +34,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from flairsuite.atomic import atomic_file
 from flairsuite.charlm.batches import StreamBatches
+from flairsuite.charlm.initial import InitialModel, extended_state
 from flairsuite.charlm.storage import check_storage, load_language_model, store_weights_as
 from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
@@ -126,12 +127,14 @@ def evaluate(model: LanguageModel, batches: StreamBatches, length: int) -> float
 class CharLMTrainer(StreamTraining[LMProgress]):
     """Trains one direction of a character LM from a prepared corpus into folder `out`.
 
-    Set up by the caller: a fresh trainer, `restore()` from the checkpoint, or `warm_start()`; then `train()`.
+    Set up by the caller: a fresh trainer (`start()`), `restore()` from the checkpoint, or `warm_start()`; then `train()`.
+    With `initial` (`train-charlm --init`, `flairsuite.charlm.initial`) a fresh run starts from that LM's weights.
     """
 
     def __init__(self, corpus: PreparedCorpus, out: Path, hyper: Hyper, forward: bool, seed: int = 1, ranks: Ranks = Ranks(),
-                 precision: str = "float32", storage: str = "float32") -> None:
+                 precision: str = "float32", storage: str = "float32", initial: Optional[InitialModel] = None) -> None:
         self.corpus, self.out, self.hyper, self.forward, self.seed, self.ranks = corpus, out, hyper, forward, seed, ranks
+        self.initial = initial
         require_precision(precision, flair.device, "language-model training")
         self.precision = precision
         self.storage = check_storage(storage)  # best-lm.pt's weights (storage.py); the checkpoint stays float32
@@ -166,7 +169,28 @@ class CharLMTrainer(StreamTraining[LMProgress]):
 
     def identity(self) -> dict[str, Any]:
         """What a checkpoint must match to be resumed by this trainer."""
-        return {"hyper": asdict(self.hyper), "forward": self.forward, "corpus": self.corpus.path.name, "seed": self.seed}
+        identity = {"hyper": asdict(self.hyper), "forward": self.forward, "corpus": self.corpus.path.name, "seed": self.seed}
+        return {**identity, "init": self.initial.digest} if self.initial else identity
+
+    def start(self) -> None:
+        """A fresh run; from `initial`'s weights where given: the initial LM on the new valid text is the first validation
+        point (characters seen 0) and the first `best-lm.pt`, and a checkpoint follows at once, so a kill from here on
+        resumes exactly."""
+        if self.initial is None:
+            return
+        initial = load_language_model(self.initial.path)
+        rows = len(self.model.dictionary.idx2item)
+        self.model.load_state_dict(extended_state(initial.state_dict(), rows))
+        valid_loss = evaluate(self.model, self.valid_batches, self.hyper.sequence_length) if self.ranks.main else 0.0
+        valid_loss = self.ranks.broadcast_value(valid_loss)
+        self.progress.best_valid_loss = valid_loss
+        self.progress.history.append(
+            {"chars": 0, "seconds": 0.0, "train_ppl": None, "valid_ppl": math.exp(valid_loss), "lr": self.optimizer.param_groups[0]["lr"],
+             "initial": True}
+        )
+        if self.ranks.main:
+            self.save_model()
+        self.save_checkpoint()  # every rank takes part (their random generators)
 
     def state(self) -> dict[str, Any]:
         """The checkpoint without the random generators: identity, model, optimizer, scheduler, hidden state, progress."""

@@ -8,7 +8,23 @@ from flairsuite.cli.group import cli, corpora_dir_option
 
 
 @cli.command("train-charlm")
-@click.option("--lang", required=True, help="Language of the recipe (de, en, da, zh); also selects the NER sets kept out of training.")
+@click.option(
+    "--lang", default=None,
+    help="Language of the recipe (de, en, da, zh); also selects the NER sets kept out of training. With --init: the model's, unless given.",
+)
+@click.option(
+    "--init", default=None, metavar="PAIR",
+    help="Continue a trained pair on the --corpus text (e.g. de or charlm/de: charlm/de-forward, charlm/de-backward): its dictionary, "
+    "hyper-parameters and weights; the learning rate restarts at its last one (docs/language-models.md). Needs --name.",
+)
+@click.option(
+    "--new-chars", type=click.Choice(["unk", "extend"]), default="unk", show_default=True,
+    help="With --init: a character of the new text the model lacks is read as <unk>, or extends the dictionary with fresh rows.",
+)
+@click.option(
+    "--exclude", multiple=True, metavar="CORPUS_OR_PATH",
+    help="A labeled dataset or own corpus folder whose dev and test sentences are cut out of the text too (repeatable).",
+)
 @click.option("--direction", type=click.Choice(["forward", "backward", "both"]), default="both", show_default=True)
 @click.option(
     "--corpus", multiple=True, type=click.Path(),
@@ -77,6 +93,7 @@ def train_charlm(**options: Any) -> None:
       flairsuite train-charlm --lang de --max-hours 1
       flairsuite train-charlm --lang de --direction forward --hidden-size 256 --max-chars 2000000
       flairsuite train-charlm --lang de --resume          # after a kill: continues exactly
+      flairsuite train-charlm --init de --corpus my_texts/ --name edition --exclude my_corpus/   # adapt the pair
     """
     from flairsuite.charlm.command import train_charlm_command
 

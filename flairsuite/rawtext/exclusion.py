@@ -16,10 +16,12 @@ import logging
 from collections.abc import Iterable
 from pathlib import Path
 
-from flairsuite.corpora.labeled import read_split
+from flairsuite.corpora.labeled import read_split, read_splits, split_files
+from flairsuite.corpora.own import is_folder_argument, own_corpus
 from flairsuite.corpora.readers import read_lines
 from flairsuite.corpora.registry import DatasetSpec, dataset, language_segmentation, names
 from flairsuite.corpora.tasks import LABELED_TASKS
+from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.tokens import TOKEN
 
 log = logging.getLogger("flairsuite")
@@ -66,6 +68,33 @@ def heldout_sentences(language: str, root: Path) -> tuple[list[tuple[str, ...]],
             # characters (text without spaces): SentenceIndex counts characters
             sentences.extend(sentence for sentence in surface_sentences(spec, path) if characters or len(" ".join(sentence).split()) >= MIN_TOKENS)
     log.info("%d held-out sentences from %d labeled dev/test files", len(sentences), len(files))
+    return sentences, files
+
+
+def excluded_sentences(corpora: Iterable[str], root: Path) -> tuple[list[tuple[str, ...]], list[Path]]:
+    """The dev and test sentences of each of `corpora` (`--exclude`: a registered NER or PoS dataset of any language, or an
+    own corpus folder read as an experiment's `path:` entry, its dev possibly a share of train), and the files they come from.
+
+    All of them are cut out, whatever their length: the user named them."""
+    sentences: list[tuple[str, ...]] = []
+    files: list[Path] = []
+    for name in corpora:
+        if is_folder_argument(name):
+            spec = own_corpus({"path": name}, Path.cwd(), needed=HELDOUT_SPLITS)
+        elif name in names() and dataset(name).task in LABELED_TASKS:
+            spec = dataset(name)
+        else:
+            raise FlairsuiteError(f"--exclude {name}: neither a labeled dataset of the registry nor a corpus folder")
+        sampled_dev = "dev" not in spec.splits and spec.dev_fraction is not None  # dev is a fixed share of train
+        on_disk = [split for split in HELDOUT_SPLITS if split in spec.splits]
+        for split, data in read_splits(spec, root, [*on_disk, *(["dev"] if sampled_dev else [])]).items():
+            if spec.format is not None and spec.format.kind == "conllu" and split in spec.splits and data.files == 1:
+                sentences.extend(surface_sentences(spec, data.path))
+            else:
+                sentences.extend(tuple(sentence.tokens) for sentence in data.sentences)
+        for paths in split_files(spec, root, [*on_disk, *(["train"] if sampled_dev else [])]).values():
+            files.extend(paths)
+    log.info("%d sentences of %d excluded dev/test files", len(sentences), len(files))
     return sentences, files
 
 

@@ -31,8 +31,12 @@ def prepare_language(
     heldout_fraction: float = PrepareConfig.heldout_fraction,
     unk_fraction: float = PrepareConfig.unk_fraction,
     seed: int = PrepareConfig.seed,
+    base_chars: tuple[str, ...] = (),
+    new_chars: str = PrepareConfig.new_chars,
+    exclude: tuple[str, ...] = (),
 ) -> PreparedCorpus:
-    """The language's prepared corpus: `corpus` files, else its recipe's raw-text set (cached below `cache`, default `paths.prepared_dir()`)."""
+    """The language's prepared corpus: `corpus` files, else its recipe's raw-text set (cached below `cache`, default `paths.prepared_dir()`);
+    `base_chars`, `new_chars` and `exclude` as `PrepareConfig` says (a continued LM's dictionary, more corpora cut out)."""
     config = PrepareConfig(
         language=language,
         raw_set=raw_set(language),
@@ -40,6 +44,9 @@ def prepare_language(
         heldout_fraction=heldout_fraction,
         unk_fraction=unk_fraction,
         seed=seed,
+        base_chars=tuple(base_chars),
+        new_chars=new_chars,
+        exclude=tuple(exclude),
     )
     return prepare(config, corpora_dir(corpora), prepared_dir() if cache is None else cache)
 

@@ -6,6 +6,11 @@ them, and each document goes to train, valid or test (1 % each, at most 2 M char
 decided by a hash of its position). The character dictionary is built from the corpus; the
 rarest characters (together at most `unk_fraction` of all characters, the paper's 0.0001 %)
 become `<unk>`. Each split is stored as text and as a memory-mapped uint16 array of character ids.
+
+Text for continuing a trained LM (`train-charlm --init`) is prepared with that LM's dictionary (`base_chars`, in its
+id order): a character the LM lacks becomes `<unk>` (`new_chars: unk`) or, unless it is among the rarest, gets an id
+after the LM's own (`new_chars: extend`). `exclude` names more labeled corpora (registered names of any language, or
+own corpus folders) whose dev and test sentences are cut out too.
 """
 
 import hashlib
@@ -25,8 +30,8 @@ from flairsuite.corpora.raw import iter_documents, source_path
 from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset, language_segmentation
 from flairsuite.errors import FlairsuiteError
 from flairsuite.locks import folder_built_once
-from flairsuite.rawtext.exclusion import SentenceIndex, heldout_sentences
-from flairsuite.settings_schema import INTEGER, OPTIONS, POSITIVE_INTEGER, TEXT, CheckedSettings, Rule, interval, setting
+from flairsuite.rawtext.exclusion import SentenceIndex, excluded_sentences, heldout_sentences
+from flairsuite.settings_schema import INTEGER, OPTIONS, POSITIVE_INTEGER, TEXT, CheckedSettings, Rule, interval, one_of, setting
 
 PREPARE_VERSION = 2  # the prepared files' format and the leave-out's matching (the cache key holds it; 2: surface-text units)
 PREPARED_SPLITS = ("train", "valid", "test")
@@ -46,6 +51,11 @@ def char_dictionary(chars: Iterable[str]) -> Dictionary:
 
 MAX_UNK_FRACTION = 0.01  # --unk-fraction at most: 10,000x the paper's 1e-06; beyond it common characters would become <unk>
 FILE_LIST = Rule("a list of file paths", lambda v: isinstance(v, tuple) and all(isinstance(path, str) for path in v))
+CHARACTERS = Rule("a list of distinct single characters", lambda v: isinstance(v, tuple) and all(isinstance(c, str) and len(c) == 1 for c in v)
+                  and len(set(v)) == len(v))
+NAMES = Rule("a list of corpus names or folders", lambda v: isinstance(v, tuple) and all(isinstance(name, str) and name for name in v))
+NEW_CHARS = ("unk", "extend")  # what a character outside `base_chars` becomes
+CONTINUATION_KEYS = ("base_chars", "new_chars", "exclude")  # in a cache key only where set: earlier keys stay as they were
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,9 @@ class PrepareConfig(CheckedSettings):
         1e-6,
     )
     seed: int = setting(INTEGER, 1)
+    base_chars: tuple[str, ...] = setting(CHARACTERS, ())  # the dictionary of an LM being continued (ids 1, 2, ...); empty: from the text
+    new_chars: str = setting(one_of(NEW_CHARS), "unk")  # with base_chars: a character it lacks becomes <unk>, or extends it
+    exclude: tuple[str, ...] = setting(NAMES, ())  # labeled corpora whose dev and test sentences are cut out besides the language's
 
 
 @dataclass
@@ -131,11 +144,17 @@ def corpus_sources(raw_set: str, corpus: Iterable[str], root: Path) -> list[Sour
     return sources
 
 
+def config_record(config: PrepareConfig) -> dict:
+    """The settings as the cache key and meta.json hold them: `CONTINUATION_KEYS` only where set (earlier keys and
+    records stay as they were)."""
+    return {key: value for key, value in asdict(config).items() if key not in CONTINUATION_KEYS or value != getattr(PrepareConfig, key)}
+
+
 def cache_key(config: PrepareConfig, sources: list[Source], heldout_files: list[Path]) -> str:
     """A digest of everything the prepared data depends on."""
     identity = {
         "version": PREPARE_VERSION,
-        "config": asdict(config),
+        "config": config_record(config),
         "sources": [s.identity() for s in sources],
         "heldout": [[str(p.resolve()), file_digest(p)] for p in heldout_files],
     }
@@ -221,7 +240,14 @@ def build(config: PrepareConfig, sources: list[Source], index: SentenceIndex, fo
     if not counts:
         raise FlairsuiteError("the corpus holds no text: " + ", ".join(str(s.path) for s in sources))
     rare = rare_characters(counts, config.unk_fraction)
-    chars = [c for c, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])) if c not in rare]
+    by_frequency = [c for c, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])) if c not in rare]
+    added: list[str] = []
+    if config.base_chars:
+        added = [c for c in by_frequency if c not in set(config.base_chars)] if config.new_chars == "extend" else []
+        chars = [*config.base_chars, *added]
+        rare = {c for c in counts if c not in set(chars)}
+    else:
+        chars = by_frequency
     if len(chars) + 1 >= 2**16:
         raise FlairsuiteError(f"{len(chars)} distinct characters do not fit uint16 ids; raise --unk-fraction")
     lookup = np.zeros(0x110000, dtype=np.uint16)  # 0 = <unk>
@@ -236,12 +262,13 @@ def build(config: PrepareConfig, sources: list[Source], index: SentenceIndex, fo
         )
     write_json(folder / "vocab.json", {"chars": chars, "counts": [counts[c] for c in chars]})
     return {
-        "config": asdict(config),
+        "config": config_record(config),
         "sources": stats,
         "heldout_sentences": len(index),
         "splits": split_sizes,
         "vocabulary": len(chars) + 1,
         "unk_characters": {"distinct": len(rare), "occurrences": sum(counts[c] for c in rare)},
+        **({"added_characters": added} if config.base_chars else {}),
     }
 
 
@@ -249,6 +276,10 @@ def prepare(config: PrepareConfig, root: Path, cache: Path) -> PreparedCorpus:
     """The prepared corpus for `config` below `cache`, built on first use (atomically, as a whole folder)."""
     sources = corpus_sources(config.raw_set, config.corpus, root)
     sentences, heldout_files = heldout_sentences(config.language, root)
+    if config.exclude:
+        more, files = excluded_sentences(config.exclude, root)
+        sentences = [*sentences, *more]
+        heldout_files = [*heldout_files, *(path for path in files if path not in heldout_files)]
     folder = cache / f"{config.language}-{cache_key(config, sources, heldout_files)}"
 
     def build_here(temp: Path) -> dict:
