@@ -12,8 +12,8 @@ import torch
 from conftest import train_tiny_embeddings, write_file
 from flair.data import Sentence
 
-from flairsuite.corpora.registry import FormatSpec
 from flairsuite.corpora.readers import read_column
+from flairsuite.corpora.registry import FormatSpec
 from flairsuite.corpora.segmentation import split_text
 from flairsuite.embeddings import context_chars, parse, resolve
 from flairsuite.embeddings.charlm import CharLMFeatures
