@@ -197,3 +197,22 @@ train: {max_epochs: 2}
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert [json.loads(line)["text"] for line in done.stdout.splitlines()] == PLAIN
+
+
+def test_serve_links_each_document_and_retraining_reads_documents_as_they_are() -> None:
+    from flairsuite.serve.engine import Tokens
+    from flairsuite.serve.fit import Labeled, held_out, linked_sentences
+
+    text = "Anna kam . Karl ging ."
+    found, _ = Tokens(text, [[(0, 4), (5, 8), (9, 10)], [(11, 15), (16, 20), (21, 22)]]).flair_sentences()
+    assert found[1].previous_sentence() is found[0] and found[0].previous_sentence() is None
+    documents = [[Labeled([f"d{d}s{s}"], ["O"]) for s in range(3)] for d in range(5)]
+    split = held_out(documents)
+    assert [s.starts_document for s in split.train] == [True, False, False] * 4  # every document whole, marked at its start
+    linked = linked_sentences(split.train)
+    assert linked[1].previous_sentence() is linked[0] and linked[3].previous_sentence() is None and linked[2].next_sentence() is None
+    single = held_out([documents[0] + documents[1]])  # one document: its sentences are shared out, neighbours where both are kept
+    kept_ids = [s.tokens[0] for s in single.train]
+    order = [s.tokens[0] for s in documents[0] + documents[1]]
+    expected = [i == 0 or order.index(kept_ids[i]) != order.index(kept_ids[i - 1]) + 1 for i in range(len(kept_ids))]
+    assert [s.starts_document for s in single.train] == expected
