@@ -216,3 +216,12 @@ def test_serve_links_each_document_and_retraining_reads_documents_as_they_are() 
     order = [s.tokens[0] for s in documents[0] + documents[1]]
     expected = [i == 0 or order.index(kept_ids[i]) != order.index(kept_ids[i - 1]) + 1 for i in range(len(kept_ids))]
     assert [s.starts_document for s in single.train] == expected
+
+
+def test_evaluate_and_flair_corpora_link_the_sentences_of_each_document(tmp_path: Path) -> None:
+    from flairsuite.corpora.loading import linked
+
+    text = "".join("\n".join(f"{t} O" for t in s.split()) + "\n\n" + ("-DOCSTART- O\n\n" if i == 1 else "") for i, s in enumerate(DOCUMENT))
+    read = list(read_column(write_file(tmp_path / "docs.tsv", text), FormatSpec("column", docstart="-DOCSTART-"), "utf-8"))
+    found = linked([Sentence(s.tokens) for s in read], read)
+    assert found[1].previous_sentence() is found[0] and found[1].next_sentence() is None and found[2].previous_sentence() is None

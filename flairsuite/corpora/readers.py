@@ -11,7 +11,7 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
@@ -43,6 +43,12 @@ class TaggedSentence:
         self.tags.append(tag)
         self.lines.append(line)
         self.whitespace_after.append(whitespace_after)
+
+
+def document_starts(sentences: Sequence[TaggedSentence]) -> list[int]:
+    """The indices of the sentences (other than the first) that begin a document: after a document marker (or a gap in a
+    sample), or the first of another file."""
+    return [i for i in range(1, len(sentences)) if sentences[i].starts_document or sentences[i].path != sentences[i - 1].path]
 
 
 def read_lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:

@@ -17,7 +17,7 @@ from flair.data import Sentence
 from flairsuite.corpora.labeled import kept, missing_type_warnings, read_splits
 from flairsuite.corpora.loading import to_flair
 from flairsuite.corpora.long_sentences import split_note
-from flairsuite.corpora.readers import TaggedSentence
+from flairsuite.corpora.readers import TaggedSentence, document_starts
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, dataset
 from flairsuite.errors import FlairsuiteError
 
@@ -46,7 +46,7 @@ class LabeledSplit:
             [tuple(strings.setdefault(token, token) for token in s.tokens) for s in sentences],
             [bytes(1 if space else 0 for space in s.whitespace_after) for s in sentences],
             [[strings.setdefault(tag, tag) for tag in s.tags] for s in sentences],
-            frozenset(i for i in range(1, len(sentences)) if sentences[i].starts_document or sentences[i].path != sentences[i - 1].path),
+            frozenset(document_starts(sentences)),
         )
 
     def __len__(self) -> int:
