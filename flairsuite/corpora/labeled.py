@@ -10,7 +10,7 @@ import os
 import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Union
 
@@ -108,6 +108,20 @@ def dev_sample(count: int, fraction: float) -> set[int]:
     return set(random.Random(DEV_SEED).sample(range(count), size))
 
 
+def kept(sentences: Sequence[TaggedSentence], indices: Iterable[int]) -> list[TaggedSentence]:
+    """The sentences at `indices` (ascending), each one whose predecessor in the file is not kept marked as starting a
+    document: a sample's sentences are neighbours (document context, `flairsuite.embeddings.context`) only where they
+    are in the file."""
+    found, previous = [], None
+    for index in indices:
+        sentence = sentences[index]
+        if previous != index - 1 and index > 0 and not sentence.starts_document:
+            sentence = replace(sentence, starts_document=True)
+        found.append(sentence)
+        previous = index
+    return found
+
+
 def read_train_and_dev(spec: DatasetSpec, path: Paths) -> tuple[SplitData, SplitData]:
     """Train split in two by `spec.dev_fraction`: (train without the dev sample, the dev sample)."""
     reading: Counter = Counter()
@@ -119,8 +133,8 @@ def read_train_and_dev(spec: DatasetSpec, path: Paths) -> tuple[SplitData, Split
     share = f"{spec.dev_fraction * 100:g}%"
     train = SplitData(listed[0], repairs=reading, note=f"without the {share} dev sample", files=len(listed), folder=_folder(listed))
     dev = SplitData(listed[0], note=f"{share} sample, seed {DEV_SEED}", files=len(listed), folder=_folder(listed))
-    _normalized(spec, train, (s for i, s in enumerate(sentences) if i not in chosen))
-    _normalized(spec, dev, (s for i, s in enumerate(sentences) if i in chosen))
+    _normalized(spec, train, kept(sentences, (i for i in range(len(sentences)) if i not in chosen)))
+    _normalized(spec, dev, kept(sentences, sorted(chosen)))
     return train, dev
 
 

@@ -8,7 +8,7 @@ from flair.data import Corpus, Sentence
 from flair.datasets import FlairDatapointDataset
 
 from flairsuite.corpora.labeled import read_splits
-from flairsuite.corpora.readers import TaggedSentence
+from flairsuite.corpora.readers import TaggedSentence, document_starts
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, dataset
 from flairsuite.corpora.tags import bio_spans
 
@@ -27,6 +27,15 @@ def to_flair(sentence: TaggedSentence, spec: DatasetSpec) -> Sentence:
     return flair_sentence
 
 
+def linked(sentences: list[Sentence], read: Sequence[TaggedSentence]) -> list[Sentence]:
+    """`sentences` (Flair's, one per sentence of `read`) linked in order within each document (Flair's
+    `set_context_for_sentences`), for embeddings that read document context."""
+    starts = [0, *document_starts(read), len(sentences)]
+    for start, end in zip(starts, starts[1:]):
+        Sentence.set_context_for_sentences(sentences[start:end])
+    return sentences
+
+
 def load_corpus(
     name: str, root: Path, splits: Optional[Sequence[str]] = None, **options: Optional[str]
 ) -> Corpus:
@@ -41,7 +50,7 @@ def flair_corpus(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] 
     """The Flair `Corpus` of `spec`, a registered dataset or an own corpus (`own.own_corpus`; its dev may be a share of train)."""
     data = read_splits(spec, root, splits)
     parts = {
-        split: FlairDatapointDataset([to_flair(s, spec) for s in data[split].sentences]) if split in data else None
+        split: FlairDatapointDataset(linked([to_flair(s, spec) for s in data[split].sentences], data[split].sentences)) if split in data else None
         for split in SPLITS
     }
     return Corpus(**parts, name=spec.name, sample_missing_splits=False)

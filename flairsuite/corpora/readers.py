@@ -11,7 +11,7 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
@@ -37,12 +37,19 @@ class TaggedSentence:
     lines: list[int] = field(default_factory=list)
     whitespace_after: list[bool] = field(default_factory=list)
     path: Optional[Path] = None  # the file, where a split has several (labeled.read_split)
+    starts_document: bool = False  # the first sentence after a document marker (or after a gap in a sample of the file)
 
     def add(self, token: str, tag: str, line: int, whitespace_after: bool = True) -> None:
         self.tokens.append(token)
         self.tags.append(tag)
         self.lines.append(line)
         self.whitespace_after.append(whitespace_after)
+
+
+def document_starts(sentences: Sequence[TaggedSentence]) -> list[int]:
+    """The indices of the sentences (other than the first) that begin a document: after a document marker (or a gap in a
+    sample), or the first of another file."""
+    return [i for i in range(1, len(sentences)) if sentences[i].starts_document or sentences[i].path != sentences[i - 1].path]
 
 
 def read_lines(path: Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
@@ -153,6 +160,7 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Co
     sentence = TaggedSentence()
     first: Optional[tuple[int, int]] = None  # (line, columns) of the first token line: every token line has as many
     flagged = False  # the last token's flags end its sentence
+    new_document = False  # a document marker came since the last token: the next sentence starts a document
     for lineno, line in read_lines(path, encoding):
         if not line.strip():
             if sentence.tokens:
@@ -173,7 +181,7 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Co
             # a document marker (whatever its column count) is no token, and ends any open sentence
             if sentence.tokens:
                 yield sentence
-            sentence, flagged = TaggedSentence(), False
+            sentence, flagged, new_document = TaggedSentence(), False, True
             continue
         needed = max(_width(plan.text), _width(plan.label), 2, 0 if plan.flags is None else _width(plan.flags))
         if len(fields) < needed:
@@ -197,6 +205,8 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Co
                 yield sentence
                 sentence = TaggedSentence()
         flags = set(fields[plan.flags].strip().split("|")) if plan.flags is not None else set()
+        if new_document:
+            sentence.starts_document, new_document = True, False
         sentence.add(token, tag, lineno, not flags & NO_SPACE_FLAGS)
         flagged = bool(flags & plan.end_flags)
     if sentence.tokens:

@@ -48,9 +48,13 @@ class CharacterSentenceSplitter(SentenceSplitter):
 
 
 def split_text(text: str, segmentation: str = "words") -> list[Sentence]:
-    """Sentences of `text` with tokens as the model expects them (offsets in `text`); sentences without tokens are dropped."""
+    """Sentences of `text` with tokens as the model expects them (offsets in `text`); sentences without tokens are dropped.
+    They are linked in order as one document (Flair's `set_context_for_sentences`): an embedding that reads document
+    context (`charlm:…@contextN`) reads each with its neighbours in the text."""
     splitter = CharacterSentenceSplitter() if segmentation == "characters" else SegtokSentenceSplitter()
-    return [sentence for sentence in splitter.split(text) if len(sentence)]
+    found = [sentence for sentence in splitter.split(text) if len(sentence)]
+    Sentence.set_context_for_sentences(found)
+    return found
 
 
 PROBLEM_CHARACTERS = re.compile("[\u200b\u200c\ufe0f\ufeff\u2028\u2029\u0080-\u0099]")  # what Sentence._handle_problem_characters changes

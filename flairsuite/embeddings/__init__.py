@@ -2,7 +2,7 @@
 
 | spec | embedding | artifact below $FLAIRSUITE_HOME |
 |---|---|---|
-| `charlm:NAME-forward`, `charlm:NAME-backward` | `FlairEmbeddings` | `charlm/NAME-DIRECTION/best-lm.pt` |
+| `charlm:NAME-forward`, `charlm:NAME-backward`, `…@contextN` | `FlairEmbeddings` (`@contextN`: `context.py`) | `charlm/NAME-DIRECTION/best-lm.pt` |
 | `fasttext:LANG` | `WordEmbeddings` | `wordvectors/LANG-fasttext/vectors.kv` (+ side files) |
 | `char` | `CharacterEmbeddings` (task-trained, Lample et al. 2016) | none: a built-in character set |
 | `lexicon:NAME`, `lexicon:NAME@OPTION` (`lexicon.py`) | `LexiconEmbeddings` (task-trained: position in a lexicon match) | `lexicons/NAME.tsv` |
@@ -127,6 +127,13 @@ def artifact_summary(spec: str, home: Path) -> Optional[dict[str, Any]]:
 def frozen(spec: str, fine_tune: bool = False) -> bool:
     """Whether the embedding of `spec` is fixed while a tagger trains (and so can be cached)."""
     return kind_of(spec)[0].frozen(fine_tune)
+
+
+def context_chars(spec: str) -> int:
+    """How many characters of the neighbouring sentences of its document the embedding of `spec` reads on each side
+    (0: each sentence alone); its vectors depend on the documents, not only on the sentences."""
+    entry, name = kind_of(spec)
+    return 0 if entry.context is None else entry.context(name)
 
 
 def set_trainable(spec: str, embedding: TokenEmbeddings, fine_tune: bool) -> None:

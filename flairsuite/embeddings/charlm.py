@@ -3,6 +3,10 @@
 Spec `charlm:NAME-forward` or `charlm:NAME-backward`; artifact `charlm/NAME-DIRECTION/best-lm.pt`
 below the home folder. Fixed while a tagger trains. Fast inference path: `CharLMFeatures`, the LM's
 hidden states over a whole batch computed with `lstm` (int8 when quantised).
+
+Option `@contextN` (`charlm:de-forward@context500`): document context (`context.py`), each sentence read
+by the LM with up to N characters of its neighbouring sentences of the same document, as FLERT reads them
+with a transformer; `ContextFlairEmbeddings`, saved with N inside the tagger.
 """
 
 from pathlib import Path
@@ -15,6 +19,7 @@ from flair.embeddings import FlairEmbeddings, TokenEmbeddings
 
 from flairsuite.charlm.recipes import languages
 from flairsuite.charlm.summary import trained_on_unspaced_text
+from flairsuite.embeddings.context import ContextFlairEmbeddings, context_chars, read_in_context, split_name, start_marker
 from flairsuite.embeddings.lstm import Affine, Recurrence, doubled_cell_gate
 from flairsuite.paths import charlm_dir
 
@@ -23,20 +28,25 @@ CHARLM_MODEL = "best-lm.pt"  # the file CharLMTrainer writes in each model folde
 
 
 def check_name(name: str) -> Optional[str]:
-    """What to write instead of a name without a direction; None for a good name."""
-    if name.endswith(tuple(f"-{direction}" for direction in DIRECTIONS)):
-        return None
-    return "write charlm:NAME-forward or charlm:NAME-backward"
+    """What to write instead of a name without a direction or with a bad option; None for a good name."""
+    model, options = split_name(name)
+    if not model.endswith(tuple(f"-{direction}" for direction in DIRECTIONS)):
+        return "write charlm:NAME-forward or charlm:NAME-backward"
+    try:
+        context_chars(options)
+    except ValueError as err:
+        return str(err)
+    return None
 
 
 def artifact(name: str, home: Path) -> Path:
     """The LM file of model `name` below `home`."""
-    return charlm_dir(home) / name / CHARLM_MODEL
+    return charlm_dir(home) / split_name(name)[0] / CHARLM_MODEL
 
 
 def build_command(name: str) -> str:
     """The `train-charlm` call that trains model `name` (a recipe language, or any name with --lang)."""
-    prefix, _, direction = name.rpartition("-")
+    prefix, _, direction = split_name(name)[0].rpartition("-")
     lang = f"--lang {prefix}" if prefix in languages() else f"--lang LANG --name {prefix}"
     return f"flairsuite train-charlm {lang} --direction {direction}"
 
@@ -69,13 +79,23 @@ class UnspacedFlairEmbeddings(FlairEmbeddings):
         return {**super().to_params(), "with_whitespace": self.with_whitespace}
 
 
+def context(name: str) -> int:
+    """How many characters of neighbouring sentences the embedding of `name` reads on each side (`@contextN`; 0: none)."""
+    return context_chars(split_name(name)[1])
+
+
 def resolve(name: str, path: Optional[Path]) -> TokenEmbeddings:
     """Flair's embedding of the LM file. An LM of a language written without spaces reads each sentence as it learned
     text, without spaces between the tokens (one per character), and gives each token the state after its own last
     character; Flair's defaults (tokens joined by spaces, the state after the following space) would feed it spaced
-    text it never saw and give each character the state after the next one."""
-    if path is not None and trained_on_unspaced_text(path):
-        return UnspacedFlairEmbeddings(str(path), tokenized_lm=False, with_whitespace=False)
+    text it never saw and give each character the state after the next one. With `@contextN`: the same LM reading
+    each sentence within its document (`ContextFlairEmbeddings`)."""
+    unspaced = path is not None and trained_on_unspaced_text(path)
+    flags = {"tokenized_lm": False, "with_whitespace": False} if unspaced else {}
+    if chars := context(name):
+        return ContextFlairEmbeddings(str(path), context_chars=chars, name=f"{path}@context{chars}", **flags)
+    if unspaced:
+        return UnspacedFlairEmbeddings(str(path), **flags)
     return FlairEmbeddings(str(path))
 
 
@@ -88,13 +108,14 @@ def recognizes(embedding: TokenEmbeddings) -> bool:
 
 
 class CharLMFeatures:
-    """`FlairEmbeddings` vectors: the LM's hidden state after each token (Flair's offsets)."""
+    """`FlairEmbeddings` vectors: the LM's hidden state after each token (Flair's offsets), each sentence read in its
+    document context where the embedding has one (`ContextFlairEmbeddings`)."""
 
     def __init__(self, embedding: FlairEmbeddings, quantize: bool) -> None:
         self.embedding = embedding
         lm = embedding.lm
         self.dictionary = lm.dictionary
-        self.start = lm.document_delimiter if "document_delimiter" in lm.__dict__ else "\n"
+        self.start = start_marker(embedding)
         rnn = lm.rnn
         weights = [
             (doubled_cell_gate(getattr(rnn, f"weight_ih_l{k}")), doubled_cell_gate(getattr(rnn, f"bias_ih_l{k}") + getattr(rnn, f"bias_hh_l{k}")))
@@ -105,25 +126,6 @@ class CharLMFeatures:
         self.inputs = [Affine(weight, bias, quantize) for weight, bias in weights[1:]]
         self.recurrences = [Recurrence(getattr(rnn, f"weight_hh_l{k}"), quantize) for k in range(rnn.num_layers)]
         self.proj = None if lm.proj is None else Affine(lm.proj.weight, lm.proj.bias, quantize)
-
-    def text(self, sentence: Sentence) -> str:
-        """The string Flair feeds the LM for `sentence` (before markers and reversal)."""
-        text = sentence.to_tokenized_string() if self.embedding.tokenized_lm else sentence.to_plain_string()
-        return text.lower() if self.embedding.is_lower else text
-
-    def positions(self, sentence: Sentence, text: str) -> list[int]:
-        """Per token, the index of its vector in the LM's states over the marked string (Flair's loop)."""
-        forward, backward = len(self.start), len(text) + len(self.start)
-        shift = 0 if self.embedding.with_whitespace else 1
-        found = []
-        for token in sentence.tokens:
-            forward += len(token.text)
-            found.append((forward if self.embedding.is_forward_lm else backward) - shift)
-            if self.embedding.tokenized_lm or token.whitespace_after > 0:
-                forward += 1
-                backward -= 1
-            backward -= len(token.text)
-        return found
 
     def states(self, ids: torch.Tensor, lengths: list[int]) -> torch.Tensor:
         """The LM's output (time, batch, dim) for character ids (time, batch) sorted longest first."""
@@ -139,8 +141,8 @@ class CharLMFeatures:
         return self.table.new_zeros(*ids.shape, recurrence.hidden_size)
 
     def __call__(self, sentences: list[Sentence]) -> torch.Tensor:
-        texts = [self.text(sentence) for sentence in sentences]
-        marked = [self.start + (text if self.embedding.is_forward_lm else text[::-1]) + " " for text in texts]
+        read = read_in_context(self.embedding, sentences, getattr(self.embedding, "context_chars", 0))
+        marked = [self.start + (text if self.embedding.is_forward_lm else text[::-1]) + " " for text, _ in read]
         order = sorted(range(len(marked)), key=lambda i: -len(marked[i]))
         column = {i: position for position, i in enumerate(order)}
         ids = torch.zeros(len(marked[order[0]]), len(marked), dtype=torch.long)
@@ -148,5 +150,5 @@ class CharLMFeatures:
             ids[: len(marked[i]), column[i]] = torch.tensor(self.dictionary.get_idx_for_items(list(marked[i])))
         states = self.states(ids.to(self.table.device), [len(marked[i]) for i in order])
         width = len(marked)
-        index = [t * width + column[i] for i, (sentence, text) in enumerate(zip(sentences, texts)) for t in self.positions(sentence, text)]
+        index = [t * width + column[i] for i, (_, offsets) in enumerate(read) for t in offsets]
         return states.reshape(-1, states.size(2))[torch.tensor(index, device=states.device)]

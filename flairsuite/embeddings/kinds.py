@@ -42,6 +42,8 @@ class EmbeddingKind:
       `summary.json` beside it (None: nothing).
     - `recognizes(embedding)`: whether a loaded Flair embedding is this kind's, in the form its fast
       path handles; `featurizer(embedding, quantize)`: that fast path (None: Flair's own `embed`).
+    - `context(name)`: how many characters of the neighbouring sentences of a document the embedding reads on each
+      side (None: a kind that reads each sentence alone).
     """
 
     takes_name: bool
@@ -56,6 +58,7 @@ class EmbeddingKind:
     featurizer: Optional[Callable[[TokenEmbeddings, bool], Featurizer]] = None
     set_fine_tune: Optional[Callable[[TokenEmbeddings, bool], None]] = None
     summarize: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None
+    context: Optional[Callable[[str], int]] = None
 
 
 EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
@@ -72,6 +75,7 @@ EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
             summarize=charlm.summarize,
             recognizes=charlm.recognizes,
             featurizer=charlm.CharLMFeatures,
+            context=charlm.context,
         ),
         "fasttext": EmbeddingKind(
             takes_name=True,

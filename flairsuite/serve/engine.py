@@ -44,7 +44,8 @@ class Tokens:
 
     def flair_sentences(self) -> tuple[list[Sentence], list[list[tuple[int, int]]]]:
         """Flair sentences of the tokens, and each one's token offsets; blank tokens and sentences without tokens are left out.
-        A token's `whitespace_after` is the gap to the next one, so a character LM reads the sentence as it is in the text."""
+        A token's `whitespace_after` is the gap to the next one, so a character LM reads the sentence as it is in the text;
+        the sentences are linked in order, as one document."""
         sentences, offsets = [], []
         for tokens in self.sentences:
             kept = [(start, end) for start, end in tokens if self.text[start:end].strip()]
@@ -55,6 +56,7 @@ class Tokens:
                 sentence.tokens[-1].whitespace_after = 0
                 sentences.append(sentence)
                 offsets.append(kept)
+        Sentence.set_context_for_sentences(sentences)  # one document: its neighbours are its document context
         return sentences, offsets
 
     def characters(self) -> "Tokens":

@@ -15,7 +15,7 @@ of the documents (of the sentences when there is only one), drawn with a fixed s
 import random
 from collections.abc import Callable, Sequence
 from copy import deepcopy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import flair
@@ -44,6 +44,7 @@ class Labeled:
     tokens: list[str]
     tags: list[str]
     gaps: Optional[list[int]] = None  # None: one space between tokens
+    starts_document: bool = False  # no sentence before it in its document (document context, `flairsuite.embeddings.context`)
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,18 @@ def held_out(documents: Sequence[list[Labeled]], share: float = DEV_SHARE, seed:
     order = list(range(len(units)))
     random.Random(seed).shuffle(order)
     count = max(1, round(share * len(units)))
-    dev = sorted(order[:count])
-    return Split([s for i in sorted(order[count:]) for s in units[i]], [s for i in dev for s in units[i]])
+    dev, train = sorted(order[:count]), sorted(order[count:])
+    return Split(in_documents(units, train, len(documents) > 1), in_documents(units, dev, len(documents) > 1))
+
+
+def in_documents(units: Sequence[list[Labeled]], chosen: list[int], whole: bool) -> list[Labeled]:
+    """The sentences of units `chosen` (ascending), each marked where its document starts: at each unit when the units
+    are `whole` documents, else (sentences of one document) where the unit before it is not chosen."""
+    found = []
+    for position, i in enumerate(chosen):
+        starts = whole or position == 0 or chosen[position - 1] != i - 1
+        found += [replace(s, starts_document=starts and k == 0) for k, s in enumerate(units[i])]
+    return found
 
 
 def entity_types(sentences: Sequence[Labeled]) -> list[str]:
@@ -106,13 +117,24 @@ def flair_sentence(labeled: Labeled) -> Sentence:
     return sentence
 
 
+def linked_sentences(sentences: Sequence[Labeled]) -> list[Sentence]:
+    """The Flair sentences, each document's linked in order (Flair's `set_context_for_sentences`), as the served path
+    links the sentences of a text it tags."""
+    found = [flair_sentence(s) for s in sentences]
+    starts = [i for i, s in enumerate(sentences) if i == 0 or s.starts_document] + [len(found)]
+    for start, end in zip(starts, starts[1:]):
+        Sentence.set_context_for_sentences(found[start:end])
+    return found
+
+
 def embedded(model: flair.nn.Classifier, sentences: Sequence[Labeled]) -> list[torch.Tensor]:
-    """Each sentence's (tokens, dim) embeddings by the model's (frozen) embeddings."""
+    """Each sentence's (tokens, dim) embeddings by the model's (frozen) embeddings, read in its document."""
     model.embeddings.eval()
     found: list[torch.Tensor] = []
+    linked = linked_sentences(sentences)
     with torch.no_grad():
         for start in range(0, len(sentences), EMBED_BATCH):
-            chunk = [flair_sentence(s) for s in sentences[start : start + EMBED_BATCH]]
+            chunk = linked[start : start + EMBED_BATCH]
             vectors = token_vectors(model.embeddings, chunk).float()
             found += list(torch.split(vectors, [len(s) for s in chunk]))
     return found

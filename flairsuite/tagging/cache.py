@@ -5,7 +5,8 @@ of a split are computed once per embedding spec, with the very Flair embedding t
 holds, and stored as float16 `.npy` arrays under `cache/embeddings/` (below $FLAIRSUITE_HOME).
 An array's name is a digest of the embedding's artifact files and of the split's tokens, so every
 tagger, seed, stack and later experiment that needs the same vectors maps the same file, and a
-retrained LM or a changed corpus gets new ones. Rows are tokens in corpus order; a split of
+retrained LM or a changed corpus gets new ones; for an embedding that reads document context (`@contextN`) it also
+digests N and where the split's documents start. Rows are tokens in corpus order; a split of
 sentences with lengths n1, n2, ... occupies rows [0, n1), [n1, n1 + n2), ...
 
 Embeddings that train with the tagger (`char`, and `bert:` in a fine-tuned run) are not cacheable:
@@ -24,7 +25,7 @@ from tqdm import tqdm
 
 from flairsuite import embeddings
 from flairsuite.atomic import atomic_file, write_json
-from flairsuite.embeddings import artifact_digest, length_batches, parse, resolve, token_vectors
+from flairsuite.embeddings import artifact_digest, context_chars, length_batches, parse, resolve, token_vectors
 from flairsuite.locks import waited_for
 from flairsuite.paths import embeddings_cache_dir
 from flairsuite.tagging.data import LabeledSplit
@@ -47,9 +48,17 @@ def tokens_digest(split: LabeledSplit) -> str:
     return digest.hexdigest()
 
 
+def documents_digest(split: LabeledSplit) -> str:
+    """sha256 of where the split's documents start (the sentence indices, ascending)."""
+    return hashlib.sha256(json.dumps(sorted(split.starts)).encode()).hexdigest()
+
+
 def cache_path(spec: str, split: LabeledSplit, home: Path, cache: Optional[Path] = None) -> Path:
     """Where the vectors of `split` under `spec` are (or will be) stored, below `cache` (default: the home's cache folder)."""
-    key = hashlib.sha256(f"{artifact_digest(spec, home)}:{tokens_digest(split)}".encode()).hexdigest()
+    source = f"{artifact_digest(spec, home)}:{tokens_digest(split)}"
+    if chars := context_chars(spec):  # the vectors depend on each sentence's neighbours too
+        source += f":context{chars}:{documents_digest(split)}"
+    key = hashlib.sha256(source.encode()).hexdigest()
     kind, name = parse(spec)
     return (cache or embeddings_cache_dir(home)) / f"{kind}-{name}" / f"{key[:24]}.npy"
 
@@ -57,12 +66,13 @@ def cache_path(spec: str, split: LabeledSplit, home: Path, cache: Optional[Path]
 def compute(embedding: TokenEmbeddings, split: LabeledSplit, target: Path, desc: str) -> None:
     """Embed `split` with `embedding` and write the token vectors to `target` atomically (Flair sentences built a batch at a time)."""
     offsets = np.concatenate([[0], np.cumsum([len(texts) for texts in split.texts])])
+    context = getattr(embedding, "context_chars", 0)  # a ContextFlairEmbeddings reads that many more characters a sentence
     with atomic_file(target) as temp:
         array = np.lib.format.open_memmap(temp, mode="w+", dtype=CACHE_DTYPE, shape=(int(offsets[-1]), embedding.embedding_length))
-        chars = {i: sum(map(len, texts)) + len(texts) for i, texts in enumerate(split.texts)}  # the tokenized string and a newline
+        chars = {i: sum(map(len, texts)) + len(texts) + context for i, texts in enumerate(split.texts)}  # the tokenized string and a newline
         with torch.no_grad(), tqdm(total=int(offsets[-1]), desc=desc, unit="tok", leave=False) as bar:
             for batch in length_batches(chars, EMBED_BATCH_CHARS):  # longest first
-                chosen = split.flair_sentences(batch)
+                chosen = split.flair_sentences(batch, context)
                 vectors = token_vectors(embedding, chosen).cpu().numpy().astype(CACHE_DTYPE)
                 row = 0
                 for index, sentence in zip(batch, chosen):

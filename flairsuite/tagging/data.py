@@ -14,10 +14,10 @@ from typing import Optional
 
 from flair.data import Sentence
 
-from flairsuite.corpora.labeled import missing_type_warnings, read_splits
+from flairsuite.corpora.labeled import kept, missing_type_warnings, read_splits
 from flairsuite.corpora.loading import to_flair
 from flairsuite.corpora.long_sentences import split_note
-from flairsuite.corpora.readers import TaggedSentence
+from flairsuite.corpora.readers import TaggedSentence, document_starts
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, dataset
 from flairsuite.errors import FlairsuiteError
 
@@ -29,11 +29,14 @@ SUBSAMPLE_SEED = 1  # the train subsample is fixed: the same sentences for every
 @dataclass(frozen=True)
 class LabeledSplit:
     """One split: each sentence's token texts, whether whitespace follows each token (a byte 0/1 a token) and gold tags
-    (BIO for NER). A word or tag that recurs is one string object, stored once."""
+    (BIO for NER). A word or tag that recurs is one string object, stored once. `starts`: the sentences (other than
+    the first) that begin a document, for document context: after a `-DOCSTART-` line, the first of another file of
+    the split, or after a gap in a sample; without any, the split is one document in file order."""
 
     texts: list[tuple[str, ...]]
     spaces: list[bytes]
     tags: list[list[str]]
+    starts: frozenset[int] = frozenset()
 
     @classmethod
     def of(cls, sentences: Sequence[TaggedSentence]) -> "LabeledSplit":
@@ -43,13 +46,15 @@ class LabeledSplit:
             [tuple(strings.setdefault(token, token) for token in s.tokens) for s in sentences],
             [bytes(1 if space else 0 for space in s.whitespace_after) for s in sentences],
             [[strings.setdefault(tag, tag) for tag in s.tags] for s in sentences],
+            frozenset(document_starts(sentences)),
         )
 
     def __len__(self) -> int:
         return len(self.texts)
 
     def __add__(self, other: "LabeledSplit") -> "LabeledSplit":
-        return LabeledSplit(self.texts + other.texts, self.spaces + other.spaces, self.tags + other.tags)
+        starts = self.starts | {len(self)} | {len(self) + i for i in other.starts}  # two splits are two documents at least
+        return LabeledSplit(self.texts + other.texts, self.spaces + other.spaces, self.tags + other.tags, frozenset(starts))
 
     @property
     def tokens(self) -> int:
@@ -60,16 +65,45 @@ class LabeledSplit:
         """Sentence `index` as the reader gave it (without line numbers)."""
         return TaggedSentence(list(self.texts[index]), list(self.tags[index]), [], [bool(b) for b in self.spaces[index]])
 
-    def flair_sentences(self, indices: Optional[Sequence[int]] = None) -> list[Sentence]:
-        """Unlabeled Flair sentences `indices` (default: all): the tokens and spacing that embeddings read."""
+    def flair_sentence(self, index: int) -> Sentence:
+        """Sentence `index`, unlabeled: the tokens and spacing that embeddings read."""
+        sentence = Sentence(list(self.texts[index]))
+        for token, space in zip(sentence.tokens, self.spaces[index]):
+            token.whitespace_after = space
+        return sentence
+
+    def flair_sentences(self, indices: Optional[Sequence[int]] = None, context_chars: int = 0) -> list[Sentence]:
+        """Unlabeled Flair sentences `indices` (default: all). With `context_chars`, each linked (Flair's
+        `_previous_sentence`, `_next_sentence`) to the neighbouring sentences of its document that hold the first
+        `context_chars` characters on each side (as tokenized text), built for this call; the links end at the ends
+        of its document."""
         chosen = range(len(self)) if indices is None else indices
-        sentences = []
+        if not context_chars:
+            return [self.flair_sentence(i) for i in chosen]
+        built: dict[int, Sentence] = {}
+
+        def sentence(index: int) -> Sentence:
+            if index not in built:
+                built[index] = self.flair_sentence(index)
+                built[index]._has_context = True  # linked here: Flair's own linking leaves it alone
+            return built[index]
+
         for i in chosen:
-            sentence = Sentence(list(self.texts[i]))
-            for token, space in zip(sentence.tokens, self.spaces[i]):
-                token.whitespace_after = space
-            sentences.append(sentence)
-        return sentences
+            for step in (-1, 1):
+                j, length = i, 0
+                while length < context_chars and (j + step if step > 0 else j) not in self.starts and 0 <= j + step < len(self):
+                    self.link(sentence(j), sentence(j + step), step)
+                    j += step
+                    length += sum(map(len, self.texts[j])) + len(self.texts[j])
+        return [sentence(i) for i in chosen]
+
+    @staticmethod
+    def link(sentence: Sentence, neighbour: Sentence, step: int) -> None:
+        """Make `neighbour` the next (`step` 1) or previous (-1) sentence of `sentence`, and the reverse."""
+        if step > 0:
+            sentence._next_sentence, neighbour._previous_sentence = neighbour, sentence
+        else:
+            sentence._previous_sentence, neighbour._next_sentence = neighbour, sentence
 
     def labeled_sentences(self, spec: DatasetSpec) -> list[Sentence]:
         """All sentences as Flair sentences carrying the gold labels (`to_flair`), for Flair's own trainer and evaluation."""
@@ -109,6 +143,6 @@ def labeled_splits(spec: DatasetSpec, fraction: Optional[float], root: Path) -> 
     for split in SPLITS:
         sentences = data[split].sentences
         if split == "train" and fraction is not None:
-            sentences = [sentences[i] for i in subsample(len(sentences), fraction)]
+            sentences = kept(sentences, subsample(len(sentences), fraction))
         splits[split] = LabeledSplit.of(sentences)
     return splits
