@@ -3,7 +3,9 @@
 TEXTS is one file or a folder of files (read in name order). A file ending `.conll`, `.bio`, `.iob`, `.column`,
 `.conllu`, `.jsonl`, `.json` or `.tsv` is read as a corpus of that format (`.tsv`: WebAnno TSV when its first line
 says so, else columns; columns: token first, tag last) and its labels are ignored; any other file is plain
-text, split into sentences and tokens as `predict` splits it. A unit is a sentence, or with `--unit document`
+text, split into sentences and tokens as `predict` splits it. In a folder, only those corpus files, `.txt` files and
+files without a suffix are read: the others (a TEI or HTML edition `predict` wrote beside the letters, images, ...)
+are passed over and counted on stderr, so their markup is never ranked as text. A unit is a sentence, or with `--unit document`
 a document: each file of a folder, or each paragraph (text between blank lines) of a single plain-text file.
 
 Units are ranked by the model's uncertainty (`flairsuite.models.uncertainty`: for a CRF tagger 1 - p(best
@@ -14,6 +16,7 @@ them) in an annotation tool's import format: `column` (token TAB tag), or `flair
 units in one document), `jsonl` (doccano, a line per unit), `labelstudio`, `conll`.
 """
 
+import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -43,6 +46,8 @@ UNITS = ("sentence", "document")
 COLUMN_SUFFIXES = (".conll", ".bio", ".iob", ".column")
 CORPUS_SUFFIXES = (*COLUMN_SUFFIXES, ".conllu", ".jsonl", ".json", ".tsv")
 PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+TEXT_SUFFIXES = (".txt", "")  # what a folder's plain-text files end with
+log = logging.getLogger("flairsuite")
 
 
 def read_text(path: Path) -> str:
@@ -118,11 +123,22 @@ def paragraph_units(path: Path, segmentation: str) -> list[Unit]:
     return documents
 
 
+def folder_files(folder: Path) -> list[Path]:
+    """The files of a folder that `suggest` reads (module docstring), in name order; the others are counted on stderr."""
+    found = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    kept = [p for p in found if p.suffix.lower() in (*CORPUS_SUFFIXES, *TEXT_SUFFIXES)]
+    skipped = Counter(p.suffix.lower() for p in found if p not in kept)
+    if skipped:
+        kinds = ", ".join(f"{count} {suffix}" for suffix, count in sorted(skipped.items()))
+        log.warning(f"{folder}: passed over {sum(skipped.values())} files that are neither text nor a corpus ({kinds})")
+    return kept
+
+
 def read_units(texts: Path, unit: str, segmentation: str) -> list[Unit]:
     """The units of TEXTS (module docstring); no text at all is a one-line error naming it."""
     if not texts.exists():
         raise FlairsuiteError(f"{texts}: no such file or folder")
-    files = sorted(p for p in texts.rglob("*") if p.is_file() and not p.name.startswith(".")) if texts.is_dir() else [texts]
+    files = folder_files(texts) if texts.is_dir() else [texts]
     if unit == "document" and not texts.is_dir():
         if texts.suffix.lower() in CORPUS_SUFFIXES:
             raise InputError(texts, None, "--unit document needs a folder of files (a document each) or a plain text (a document a paragraph)")

@@ -101,3 +101,20 @@ def test_errors_are_one_line(tmp_path):
     blank = write_file(tmp_path / "blank.txt", "\n\n")
     assert str(blank) in one_error_line(invoke("suggest", str(MODELS / "map.pt"), str(blank), "--out", str(tmp_path / "o")))
     assert not (tmp_path / "o").exists()
+
+
+def test_a_folder_passes_over_editions_and_other_files(tmp_path):
+    """A folder of letters with the TEI editions `predict` wrote beside them: only the text is ranked, the rest counted."""
+    folder = tmp_path / "letters"
+    letter = write_file(folder / "brief.txt", LETTER)
+    write_file(folder / "brief.xml", '<?xml version="1.0"?>\n<TEI><text><body><p><persName>Anna</persName> reiste.</p></body></text></TEI>\n')
+    write_file(folder / "brief.html", "<html><body><p>Anna reiste nach Wien.</p></body></html>\n")
+    out = tmp_path / "next.conll"
+    command = [str(Path(sys.executable).with_name("flairsuite")), "suggest", str(MODELS / "map.pt"), str(folder), "--n", "10",
+               "--out", str(out), "--format", "conll", "--threads", "1"]
+    result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    sources = {row.split("\t")[2].rsplit(":", 1)[0] for row in result.stdout.splitlines()[1:]}
+    assert sources == {str(letter)}
+    assert "<" not in out.read_text()
+    assert "passed over 2 files that are neither text nor a corpus (1 .html, 1 .xml)" in result.stderr
