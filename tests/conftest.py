@@ -96,3 +96,30 @@ def one_error_line(result) -> str:
     assert result.exit_code == 1 and len(lines) == 1, result.output
     assert lines[0].startswith("Error: ") and "Traceback" not in result.output
     return lines[0]
+
+
+REPO = Path(__file__).resolve().parent.parent
+# own corpora that committed experiments derive from the shared datasets: folder below the repository -> build script
+DERIVED_CORPORA = {"corpora/ler-courts-ordered": "experiments/ler_courts_ordered.py"}
+
+
+def provide_derived_corpora(experiment: Path) -> None:
+    """Build the derived corpora `experiment` names (DERIVED_CORPORA) from $FLAIRSUITE_CORPORA, once, under a lock
+    (xdist workers); skip the test with the reason where the datasets are not there."""
+    import fcntl
+    import os
+    import subprocess
+    import sys
+
+    text = experiment.read_text(encoding="utf-8")
+    for folder, script in DERIVED_CORPORA.items():
+        if Path(folder).name not in text:
+            continue
+        target = REPO / folder
+        if not os.environ.get("FLAIRSUITE_CORPORA"):
+            pytest.skip(f"{experiment.name} needs {folder}, built by {script} from $FLAIRSUITE_CORPORA (not set)")
+        target.parent.mkdir(exist_ok=True)
+        with open(target.parent / f".{target.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (target / "test.conll").is_file():
+                subprocess.run([sys.executable, str(REPO / script)], check=True, capture_output=True)

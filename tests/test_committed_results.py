@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import provide_derived_corpora
 
 from flairsuite.cli import cli
 from flairsuite.experiments.identity import fingerprint
@@ -64,6 +65,7 @@ def test_table8_rebuilds_byte_identically(name):
 @pytest.mark.parametrize("name", COMMITTED)
 def test_committed_experiment_fingerprints_are_unchanged(name):
     stored = json.loads((ROOT / "results" / name / "experiment.json").read_text(encoding="utf-8"))
+    provide_derived_corpora(ROOT / "experiments" / f"{name}.yaml")
     assert fingerprint(load_experiment(ROOT / "experiments" / f"{name}.yaml")) == stored["fingerprint"]
 
 
@@ -72,6 +74,7 @@ def test_ablation_files_name_runs_their_experiments_define(name):
     ablation = load_ablation(ROOT / "results" / name)
     refs = {ablation.baseline} | {ref for change in ablation.changes for ref in (change.runs, change.baseline)}
     for ref in sorted(refs):
+        provide_derived_corpora(ROOT / "experiments" / f"{ref.experiment}.yaml")
         config = load_experiment(ROOT / "experiments" / f"{ref.experiment}.yaml")
         assert ref.embeddings in config.embeddings and ref.tagger in config.taggers, f"{name}: {ref} is no run of {ref.experiment}"
         assert ref.fine_tune in config.fine_tune, f"{name}: {ref} is no run of {ref.experiment} (fine_tune: {list(config.fine_tune)})"

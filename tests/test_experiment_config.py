@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import provide_derived_corpora
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments import CorpusChoice, fingerprint, load_experiment, runs
@@ -440,6 +441,7 @@ def test_fine_tune_errors_name_file_and_key(tmp_path: Path, changes: dict[str, A
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.name)
 def test_example_files_validate(path: Path) -> None:
+    provide_derived_corpora(path)
     assert runs(load_experiment(path))
 
 
