@@ -15,6 +15,7 @@ from test_tag_grid import DEV, write_sturm
 from flairsuite.embeddings import artifact_digest
 from flairsuite.errors import InputError
 from flairsuite.experiments import load_experiment
+from flairsuite.tagging.adaptation import ensure_adapted
 
 FLAIRSUITE = str(Path(sys.executable).parent / "flairsuite")  # the installed console script
 SPECS = "[charlm:de-own-forward, charlm:de-own-backward]"
@@ -121,3 +122,35 @@ def test_the_block_is_read_relative_to_the_file(tmp_path: Path) -> None:
     adaptation = load_experiment(experiment(tmp_path / "exp", "{init: de, text: [texts/own.txt], name: de-own}")).adaptation
     assert adaptation.texts == (text.resolve(),) and adaptation.exclude == ("sturm",) and adaptation.max_chars is None
     assert adaptation.specs() == ("charlm:de-own-forward", "charlm:de-own-backward")
+
+
+def test_a_killed_adaptation_resumes_and_a_changed_one_starts_over(tmp_path: Path) -> None:
+    """The train-charlm command `ensure_adapted` gives: --force for a new fingerprint, --resume after a kill of the same one."""
+    home = tmp_path / "home"
+    for direction in ("forward", "backward"):
+        write_file(home / "charlm" / f"de-{direction}" / "best-lm.pt", f"initial {direction}")  # digested, never loaded here
+    text = write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
+    path = experiment(tmp_path / "exp", ADAPT)
+    adaptation = load_experiment(path).adaptation
+    calls: list[list[str]] = []
+
+    def killed(args: list[str]):
+        calls.append(args)
+        raise KeyboardInterrupt
+
+    def trains(args: list[str]):
+        calls.append(args)
+        for direction in ("forward", "backward"):
+            write_file(home / "charlm" / f"de-own-{direction}" / "best-lm.pt", "adapted")
+        yield "trained"
+
+    with pytest.raises(KeyboardInterrupt):
+        ensure_adapted(adaptation, path, home, killed, lambda line: None)
+    assert ensure_adapted(adaptation, path, home, trains, lambda line: None)
+    assert not ensure_adapted(adaptation, path, home, trains, lambda line: None)  # current: train is not called
+    write_file(text, own_text(150))
+    changed = load_experiment(path).adaptation
+    assert ensure_adapted(changed, path, home, trains, lambda line: None)
+    assert [("--force" in args, "--resume" in args) for args in calls] == [(True, False), (False, True), (True, False)]
+    assert calls[0][:6] == ["--init", "de", "--name", "de-own", "--out", str(home / "charlm")]
+    assert ["--exclude", "sturm"] == calls[0][calls[0].index("--exclude"):][:2] and "4000" in calls[0]
