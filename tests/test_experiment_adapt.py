@@ -101,13 +101,15 @@ def test_a_missing_initial_pair_is_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("adapt", "message"), [
     ("{init: de, text: texts/none.txt, name: x}", "adapt: text: texts/none.txt is not a file"),
-    ("{init: de, text: texts/own.txt, name: x, max_chars: 0}", "adapt: max_chars must be a positive integer (found 0)"),
+    ("{init: de, text: texts/own.txt, name: x, max_chars: 0}", "adapt: max_chars must be a positive integer, or null for five passes over the text (found 0)"),
     ("{init: de, text: texts/own.txt, name: x, heldout_fraction: 0.7}", "adapt: heldout_fraction must be a number in (0, 0.5)"),
     ("{init: de, text: texts/own.txt, name: x, exclude: [ler]}", 'adapt: exclude: "ler" is not a corpus of the experiment (sturm)'),
     ("{init: de, text: texts/own.txt, name: 'a b'}", 'adapt: name: "a b" is not a usable folder name'),
     ("{init: de, text: texts/own.txt, name: x, lr: 1}", 'adapt: unknown key "lr"'),
     ("{init: de, name: x}", "adapt: missing key 'text'"),
     ("[de]", "adapt: must be a mapping"),
+    ("{init: '', text: texts/own.txt, name: x}", "adapt: init must be the name or path prefix of a trained pair"),
+    ("{init: de, text: texts/own.txt, name: de}", 'adapt: name: "de" is the initial pair\'s'),
 ])
 def test_bad_values_name_the_file(tmp_path: Path, adapt: str, message: str) -> None:
     write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
@@ -154,3 +156,15 @@ def test_a_killed_adaptation_resumes_and_a_changed_one_starts_over(tmp_path: Pat
     assert [("--force" in args, "--resume" in args) for args in calls] == [(True, False), (False, True), (True, False)]
     assert calls[0][:6] == ["--init", "de", "--name", "de-own", "--out", str(home / "charlm")]
     assert ["--exclude", "sturm"] == calls[0][calls[0].index("--exclude"):][:2] and "4000" in calls[0]
+
+
+def test_the_initial_pair_is_never_overwritten(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for direction in ("forward", "backward"):
+        write_file(home / "charlm" / f"de-{direction}" / "best-lm.pt", f"initial {direction}")
+    write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
+    path = experiment(tmp_path / "exp", f"{{init: {home / 'charlm' / 'de'}, text: texts/own.txt, name: de}}")
+    with pytest.raises(InputError) as raised:  # the same folders by a path prefix: refused before any training
+        ensure_adapted(load_experiment(path).adaptation, path, home, lambda args: pytest.fail("trained"), lambda line: None)
+    assert str(raised.value).startswith(f"{path}: adapt: name: de would overwrite the initial model"), str(raised.value)
+    assert (home / "charlm" / "de-forward" / "best-lm.pt").read_text(encoding="utf-8") == "initial forward"

@@ -12,32 +12,35 @@ The stacks name the adapted pair as any other (`charlm:de-letters-forward`); `fl
 runs when it is missing or its fingerprint (`fingerprint`) changed (`flairsuite.tagging.adaptation`).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice
-from flairsuite.settings_schema import POSITIVE_INTEGER, interval
+from flairsuite.settings_schema import KEYS, POSITIVE_INTEGER, CheckedSettings, Rule, Wording, interval, setting
 from flairsuite.values import show
 
 KEY = "adapt"
 EXAMPLE = "adapt: {init: de, text: texts/letters.txt, name: de-letters}"
 FIELDS = ("init", "text", "name", "max_chars", "heldout_fraction", "exclude")
 HELDOUT_SHARE = interval(0, 0.5, low_open=True, high_open=True)
+PAIR = Rule("the name or path prefix of a trained pair, e.g. de", lambda v: isinstance(v, str) and bool(v.strip()))
 
 
 @dataclass(frozen=True)
-class Adaptation:
-    """A validated `adapt:` block: texts as absolute paths, `exclude` as train-charlm --exclude arguments (registered
-    names, own corpus folders)."""
+class Adaptation(CheckedSettings):
+    """A validated `adapt:` block: `init` and the numbers by the suite's settings base; texts as absolute paths and
+    `exclude` as train-charlm --exclude arguments (registered names, own corpus folders) by `parse_adaptation`, which
+    sees the file's folder and corpora."""
 
-    init: str
-    texts: tuple[Path, ...]
-    name: str
-    max_chars: Optional[int] = None
-    heldout_fraction: Optional[float] = None
+    init: str = setting(PAIR)
+    texts: tuple[Path, ...] = ()
+    name: str = ""
+    max_chars: Optional[int] = setting(POSITIVE_INTEGER.or_null("five passes over the text"), None)
+    heldout_fraction: Optional[float] = setting(HELDOUT_SHARE.or_null("train-charlm's default"), None)
     exclude: tuple[str, ...] = ()
+    wording: ClassVar[Wording] = Wording(lambda name: f"{KEY}: {name}", KEYS.found)
 
     def specs(self) -> tuple[str, str]:
         """The embedding specs of the adapted pair."""
@@ -89,15 +92,11 @@ def parse_adaptation(data: dict[str, Any], base: Path, corpora: list[CorpusChoic
     for key in ("init", "text", "name"):
         if key not in block:
             raise _fail(f"missing key '{key}'")
-    if not isinstance(block["init"], str) or not block["init"]:
-        raise _fail(f"init must name a trained pair (found {show(block['init'])})")
-    max_chars = block.get("max_chars")
-    if max_chars is not None and not POSITIVE_INTEGER(max_chars):
-        raise _fail(f"max_chars must be {POSITIVE_INTEGER.description} (found {show(max_chars)})")
     heldout = block.get("heldout_fraction")
-    if heldout is not None and not HELDOUT_SHARE(heldout):
-        raise _fail(f"heldout_fraction must be {HELDOUT_SHARE.description} (found {show(heldout)})")
-    return Adaptation(
-        init=block["init"], texts=_texts(block["text"], base), name=safe_name(f"{KEY}: name", block["name"]),
-        max_chars=max_chars, heldout_fraction=None if heldout is None else float(heldout), exclude=_exclude(block.get("exclude"), corpora),
+    adaptation = Adaptation(init=block["init"], max_chars=block.get("max_chars"), heldout_fraction=heldout)
+    if safe_name(f"{KEY}: name", block["name"]) == adaptation.init:
+        raise FlairsuiteError(f"{KEY}: name: {show(block['name'])} is the initial pair's: give the adapted pair a name of its own")
+    return replace(
+        adaptation, texts=_texts(block["text"], base), name=block["name"], exclude=_exclude(block.get("exclude"), corpora),
+        heldout_fraction=None if heldout is None else float(heldout),
     )

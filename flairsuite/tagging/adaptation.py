@@ -31,6 +31,10 @@ def adaptation_record(adaptation: Adaptation, home: Path, source: Path) -> dict[
         initial = {direction: file_digest(initial_folder(adaptation.init, direction, (charlm_dir(home),)) / MODEL_FILE) for direction in DIRECTIONS}
     except FlairsuiteError as err:
         raise InputError(source, None, f"adapt: init: {err}") from None
+    for direction in DIRECTIONS:
+        folder = initial_folder(adaptation.init, direction, (charlm_dir(home),))
+        if folder.resolve() == (charlm_dir(home) / f"{adaptation.name}-{direction}").resolve():
+            raise InputError(source, None, f"adapt: name: {adaptation.name} would overwrite the initial model {folder}: choose another name")
     return {"init": adaptation.init, "initial_sha256": initial, "texts": {str(path): file_digest(path) for path in adaptation.texts},
             **adaptation.settings()}
 
