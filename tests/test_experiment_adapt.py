@@ -168,3 +168,17 @@ def test_the_initial_pair_is_never_overwritten(tmp_path: Path) -> None:
         ensure_adapted(load_experiment(path).adaptation, path, home, lambda args: pytest.fail("trained"), lambda line: None)
     assert str(raised.value).startswith(f"{path}: adapt: name: de would overwrite the initial model"), str(raised.value)
     assert (home / "charlm" / "de-forward" / "best-lm.pt").read_text(encoding="utf-8") == "initial forward"
+
+
+def test_an_own_corpus_in_another_format_is_not_excluded_silently(tmp_path: Path) -> None:
+    write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
+    for split in ("train", "dev", "test"):
+        write_file(tmp_path / "exp" / "letters" / f"{split}.jsonl", '{"text": "Lieber Karl", "label": [[7, 11, "PER"]]}\n')
+    lines = ["name: adapted", "corpora: [{name: letters, path: letters/, format: jsonl}]", f"adapt: {ADAPT}", "embeddings:",
+             f"  own: {SPECS}", "taggers: [map]", "seeds: [1]", ""]
+    path = write_file(tmp_path / "exp" / "adapt.yaml", "\n".join(lines))
+    with pytest.raises(InputError) as raised:
+        load_experiment(path)
+    assert str(raised.value).startswith(f"{path}: adapt: exclude: letters is in format jsonl"), str(raised.value)
+    write_file(path, path.read_text(encoding="utf-8").replace("heldout_fraction: 0.2}", "heldout_fraction: 0.2, exclude: []}"))
+    assert load_experiment(path).adaptation.exclude == ()

@@ -75,6 +75,10 @@ def _exclude(value: Any, corpora: list[CorpusChoice]) -> tuple[str, ...]:
     for name in chosen:
         if name not in by_name:
             raise FlairsuiteError(f"{KEY}: exclude: {show(name)} is not a corpus of the experiment ({', '.join(by_name)})")
+        own = by_name[name].own
+        if own is not None and own.format is not None and own.format.kind != "column":  # --exclude reads a folder as column files
+            raise FlairsuiteError(f"{KEY}: exclude: {name} is in format {own.format.kind}, and train-charlm --exclude reads a corpus folder "
+                                  "in the column format: list the other corpora in exclude and keep its dev/test sentences out of the text yourself")
     return tuple(dict.fromkeys(by_name[name].own.folder if by_name[name].own is not None else name for name in chosen))
 
 
