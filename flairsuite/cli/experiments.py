@@ -1,5 +1,7 @@
 """Experiments: `tag` trains a grid, `quickstart` runs the small default end to end, `results` turns runs into tables and pictures."""
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Optional
 
 import click
@@ -47,7 +49,6 @@ def tag(
       flairsuite tag experiments/table8-de.yaml --ray auto --gpus 1 --cache-dir /shared/cache   # on a Ray cluster
       flairsuite results results/sturm-table3 --plot
     """
-    from pathlib import Path
 
     from flairsuite.paths import corpora_dir as resolve
     from flairsuite.paths import home
@@ -58,6 +59,7 @@ def tag(
     cache = Path(cache_dir) if cache_dir else None
     if gpus and not ray_address:
         raise FlairsuiteError("--gpus is the request of each Ray task: use it with --ray")
+    adapt_first(Path(experiment), threads, corpora_dir)
     if ray_address:
         from flairsuite.tagging.ray_grid import RayRequest, run_experiment_on_ray
 
@@ -77,6 +79,24 @@ def tag(
         return
     runs = read_runs(out)
     click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
+
+
+def adapt_first(experiment: Path, threads: Optional[int], corpora_dir: Optional[str]) -> None:
+    """The experiment's `adapt:` pair trained by train-charlm, unless it is current (flairsuite/tagging/adaptation.py)."""
+    from flairsuite.charlm.command import train_charlm_command
+    from flairsuite.experiments.reading import load_experiment
+    from flairsuite.paths import home
+    from flairsuite.tagging.adaptation import ensure_adapted
+
+    adaptation = load_experiment(experiment).adaptation
+    if adaptation is None:
+        return
+
+    def train(args: list[str]) -> Iterator[str]:
+        more = ["--corpora-dir", corpora_dir] if corpora_dir else []
+        return train_charlm_command(train_charlm.make_context("train-charlm", [*args, *more]).params)
+
+    ensure_adapted(adaptation, experiment, home(), train, click.echo, threads)
 
 
 @cli.command("quickstart")

@@ -7,11 +7,14 @@ into an `ExperimentConfig`, `experiments/grid.py` expands that into runs.
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from flairsuite.corpora.registry import DatasetSpec, dataset
 from flairsuite.corpora.tasks import Task, task
 from flairsuite.experiments.active_learning import ActiveLearning
+
+if TYPE_CHECKING:
+    from flairsuite.experiments.adaptation import Adaptation
 
 
 @dataclass(frozen=True)
@@ -104,3 +107,4 @@ class ExperimentConfig:
     fine_tune_train: dict[str, Any] = field(default_factory=dict)
     only: tuple[str, ...] = ()  # run-id patterns: the grid keeps the runs matching one (none: every run)
     active_learning: Optional[ActiveLearning] = None  # a simulation of annotation rounds (experiments/active_learning.py)
+    adaptation: Optional["Adaptation"] = None  # a pair adapted to own text before the runs (experiments/adaptation.py)

@@ -18,6 +18,8 @@ from flairsuite.embeddings import parse
 from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
 from flairsuite.experiments.active_learning import EXAMPLE as ACTIVE_LEARNING_EXAMPLE
 from flairsuite.experiments.active_learning import parse_active_learning
+from flairsuite.experiments.adaptation import EXAMPLE as ADAPT_EXAMPLE
+from flairsuite.experiments.adaptation import parse_adaptation
 from flairsuite.experiments.config import CorpusChoice, ExperimentConfig
 from flairsuite.experiments.grid import cross, match_runs, tunable
 from flairsuite.models.registry import TAGGERS, tagger_spec
@@ -38,6 +40,7 @@ EXAMPLES = {
     "fine_tune_train": "fine_tune_train: {max_epochs: 50}",
     "only": "only: ['*/proposed+word/bilstm-crf/*', '*/bert/ft/lcrf-ner/*']",
     "active_learning": ACTIVE_LEARNING_EXAMPLE,
+    "adapt": ADAPT_EXAMPLE,
 }
 KEYS = tuple(EXAMPLES)
 REQUIRED = ("name", "corpora", "embeddings", "taggers", "seeds")
@@ -320,6 +323,7 @@ def validated_config(data: Any, base: Path) -> ExperimentConfig:
         fine_tune_train=_fine_tune_train(data, fine_tune),
         only=_only(data),
         active_learning=parse_active_learning(data, taggers, fine_tune),
+        adaptation=parse_adaptation(data, base, corpora, _safe_name),
     )
     grid = cross(config)
     unmatched = match_runs(grid, config.only)[1]

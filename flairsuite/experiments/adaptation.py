@@ -1,0 +1,106 @@
+"""The `adapt:` block of an experiment file: a character-LM pair continued on the user's own unannotated text before the runs.
+
+    adapt:
+      init: de                        # the pair to continue (charlm/de-forward, charlm/de-backward), as train-charlm --init
+      text: [texts/letters.txt]       # raw text files, relative to the experiment file (a string for one)
+      name: de-letters                # the adapted pair: charlm/de-letters-forward, charlm/de-letters-backward
+      max_chars: 5000000              # optional: characters per direction (default: train-charlm --init's, 5 passes)
+      heldout_fraction: 0.01          # optional: the text's share held out for validation and test
+      exclude: [letters]              # optional: corpora of the experiment whose dev/test sentences are cut out (default: all)
+
+The stacks name the adapted pair as any other (`charlm:de-letters-forward`); `flairsuite tag` trains it before the
+runs when it is missing or its fingerprint (`fingerprint`) changed (`flairsuite.tagging.adaptation`).
+"""
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, ClassVar, Optional
+
+from flairsuite.errors import FlairsuiteError
+from flairsuite.experiments.config import CorpusChoice
+from flairsuite.settings_schema import KEYS, POSITIVE_INTEGER, CheckedSettings, Rule, Wording, interval, setting
+from flairsuite.values import show
+
+KEY = "adapt"
+EXAMPLE = "adapt: {init: de, text: texts/letters.txt, name: de-letters}"
+FIELDS = ("init", "text", "name", "max_chars", "heldout_fraction", "exclude")
+HELDOUT_SHARE = interval(0, 0.5, low_open=True, high_open=True)
+PAIR = Rule("the name or path prefix of a trained pair, e.g. de", lambda v: isinstance(v, str) and bool(v.strip()))
+
+
+@dataclass(frozen=True)
+class Adaptation(CheckedSettings):
+    """A validated `adapt:` block: `init` and the numbers by the suite's settings base; texts as absolute paths and
+    `exclude` as train-charlm --exclude arguments (registered names, own corpus folders) by `parse_adaptation`, which
+    sees the file's folder and corpora."""
+
+    init: str = setting(PAIR)
+    texts: tuple[Path, ...] = ()
+    name: str = ""
+    max_chars: Optional[int] = setting(POSITIVE_INTEGER.or_null("five passes over the text"), None)
+    heldout_fraction: Optional[float] = setting(HELDOUT_SHARE.or_null("train-charlm's default"), None)
+    exclude: tuple[str, ...] = ()
+    wording: ClassVar[Wording] = Wording(lambda name: f"{KEY}: {name}", KEYS.found)
+
+    def specs(self) -> tuple[str, str]:
+        """The embedding specs of the adapted pair."""
+        return (f"charlm:{self.name}-forward", f"charlm:{self.name}-backward")
+
+    def settings(self) -> dict[str, Any]:
+        """What the block sets besides the initial pair and the text (fingerprinted with their digests)."""
+        return {"name": self.name, "max_chars": self.max_chars, "heldout_fraction": self.heldout_fraction, "exclude": list(self.exclude)}
+
+
+def _fail(message: str) -> FlairsuiteError:
+    return FlairsuiteError(f"{KEY}: {message}, e.g. `{EXAMPLE}`")
+
+
+def _texts(value: Any, base: Path) -> tuple[Path, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(item, str) and item for item in items):
+        raise _fail(f"text must be a file or a list of files of raw text (found {show(value)})")
+    paths = tuple((base / item).resolve() for item in items)
+    for item, path in zip(items, paths):
+        if not path.is_file():
+            raise FlairsuiteError(f"{KEY}: text: {item} is not a file ({path})")
+    return paths
+
+
+def _exclude(value: Any, corpora: list[CorpusChoice]) -> tuple[str, ...]:
+    """The corpora whose dev/test sentences are cut out, as --exclude arguments (own corpora by their folder)."""
+    by_name = {corpus.name: corpus for corpus in corpora}
+    chosen = list(by_name) if value is None else value
+    if not isinstance(chosen, list) or not all(isinstance(name, str) for name in chosen):
+        raise _fail(f"exclude must be a list of the experiment's corpora (found {show(value)})")
+    for name in chosen:
+        if name not in by_name:
+            raise FlairsuiteError(f"{KEY}: exclude: {show(name)} is not a corpus of the experiment ({', '.join(by_name)})")
+        own = by_name[name].own
+        if own is not None and own.format is not None and own.format.kind != "column":  # --exclude reads a folder as column files
+            raise FlairsuiteError(f"{KEY}: exclude: {name} is in format {own.format.kind}, and train-charlm --exclude reads a corpus folder "
+                                  "in the column format: list the other corpora in exclude and keep its dev/test sentences out of the text yourself")
+    return tuple(dict.fromkeys(by_name[name].own.folder if by_name[name].own is not None else name for name in chosen))
+
+
+def parse_adaptation(data: dict[str, Any], base: Path, corpora: list[CorpusChoice], safe_name: Any) -> Optional[Adaptation]:
+    """The experiment's `adapt:` block (None without one), its text files below `base`; any bad value: a one-line error.
+    `safe_name`: the experiment's check of folder names (validation.py)."""
+    if KEY not in data:
+        return None
+    block = data[KEY]
+    if not isinstance(block, dict):
+        raise _fail("must be a mapping")
+    unknown = [key for key in block if key not in FIELDS]
+    if unknown:
+        raise FlairsuiteError(f"{KEY}: unknown key {show(unknown[0])} (known: {', '.join(FIELDS)})")
+    for key in ("init", "text", "name"):
+        if key not in block:
+            raise _fail(f"missing key '{key}'")
+    heldout = block.get("heldout_fraction")
+    adaptation = Adaptation(init=block["init"], max_chars=block.get("max_chars"), heldout_fraction=heldout)
+    if safe_name(f"{KEY}: name", block["name"]) == adaptation.init:
+        raise FlairsuiteError(f"{KEY}: name: {show(block['name'])} is the initial pair's: give the adapted pair a name of its own")
+    return replace(
+        adaptation, texts=_texts(block["text"], base), name=block["name"], exclude=_exclude(block.get("exclude"), corpora),
+        heldout_fraction=None if heldout is None else float(heldout),
+    )

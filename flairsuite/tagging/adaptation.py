@@ -1,0 +1,88 @@
+"""Before an experiment's runs: its `adapt:` pair (flairsuite/experiments/adaptation.py) trained, or reused when current.
+
+The pair is current when both model folders hold `best-lm.pt` and a finished `adaptation.json` with the block's
+fingerprint: the initial pair's model digests, the text files' SHA-256 and the block's other settings. Otherwise
+`train-charlm --init` trains it: `--force` (a changed fingerprint: started over), or `--resume` where `adaptation.json`
+says this fingerprint's training began (a killed `tag` continues it). The runs then fingerprint the adapted LMs as any
+charlm artifact (their digest), so runs on an earlier adaptation are trained again.
+"""
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Callable
+
+from flairsuite.atomic import write_json
+from flairsuite.charlm.initial import MODEL_FILE, initial_folder
+from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.experiments.adaptation import Adaptation
+from flairsuite.experiments.identity import digest
+from flairsuite.paths import charlm_dir
+from flairsuite.rawtext.prepare import file_digest
+from flairsuite.yaml_file import read_yaml  # the marker is JSON, which YAML reads
+
+MARKER = "adaptation.json"
+DIRECTIONS = ("forward", "backward")
+
+
+def adaptation_record(adaptation: Adaptation, home: Path, source: Path) -> dict[str, Any]:
+    """What the adapted pair is made from: the initial models' and texts' digests and the settings; a missing initial
+    pair is a one-line error naming the experiment file `source` and the `adapt:` block."""
+    try:
+        initial = {direction: file_digest(initial_folder(adaptation.init, direction, (charlm_dir(home),)) / MODEL_FILE) for direction in DIRECTIONS}
+    except FlairsuiteError as err:
+        raise InputError(source, None, f"adapt: init: {err}") from None
+    for direction in DIRECTIONS:
+        folder = initial_folder(adaptation.init, direction, (charlm_dir(home),))
+        if folder.resolve() == (charlm_dir(home) / f"{adaptation.name}-{direction}").resolve():
+            raise InputError(source, None, f"adapt: name: {adaptation.name} would overwrite the initial model {folder}: choose another name")
+    return {"init": adaptation.init, "initial_sha256": initial, "texts": {str(path): file_digest(path) for path in adaptation.texts},
+            **adaptation.settings()}
+
+
+def marker_state(folder: Path, fingerprint: str) -> str:
+    """`done` (this fingerprint, trained), `begun` (this fingerprint, training began) or `other` for one model folder."""
+    try:
+        marker = read_yaml(folder / MARKER, "adaptation record") if (folder / MARKER).is_file() else {}
+    except FlairsuiteError:
+        return "other"
+    if not isinstance(marker, dict) or marker.get("fingerprint") != fingerprint:
+        return "other"
+    return "done" if marker.get("finished") and (folder / MODEL_FILE).is_file() else "begun"
+
+
+def train_arguments(adaptation: Adaptation, home: Path, resume: bool, threads: Any) -> list[str]:
+    """The train-charlm command line that adapts the pair into `home`'s charlm folder."""
+    args = ["--init", adaptation.init, "--name", adaptation.name, "--out", str(charlm_dir(home)), "--resume" if resume else "--force"]
+    args += [item for path in adaptation.texts for item in ("--corpus", str(path))]
+    args += [item for name in adaptation.exclude for item in ("--exclude", name)]
+    if adaptation.max_chars is not None:
+        args += ["--max-chars", str(adaptation.max_chars)]
+    if adaptation.heldout_fraction is not None:
+        args += ["--heldout-fraction", str(adaptation.heldout_fraction)]
+    return args + (["--threads", str(threads)] if threads else [])
+
+
+def ensure_adapted(
+    adaptation: Adaptation, source: Path, home: Path, train: Callable[[list[str]], Iterable[str]], echo: Callable[[str], None],
+    threads: Any = None,
+) -> bool:
+    """Train the `adapt:` pair of the experiment file `source` unless it is current; whether it was trained. `train` runs
+    train-charlm on its arguments and yields its report lines."""
+    record = adaptation_record(adaptation, home, source)
+    fingerprint = digest(record)
+    folders = [charlm_dir(home) / f"{adaptation.name}-{direction}" for direction in DIRECTIONS]
+    states = [marker_state(folder, fingerprint) for folder in folders]
+    if all(state == "done" for state in states):
+        echo(f"adapt: charlm/{adaptation.name}-forward and -backward are current (fingerprint {fingerprint[:12]})")
+        return False
+    resume = all(state in ("done", "begun") for state in states)
+    echo(f"adapt: {'continuing' if resume else 'training'} charlm/{adaptation.name}-forward and -backward from {adaptation.init} "
+         f"on {len(adaptation.texts)} text file(s)")
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": False, **record})
+    for line in train(train_arguments(adaptation, home, resume, threads)):
+        echo(line)
+    for folder in folders:
+        write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": True, **record})
+    return True
