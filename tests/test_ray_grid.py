@@ -108,7 +108,8 @@ def test_ray_workers_log_to_the_drivers_stderr_and_stdout_is_the_report(lm_home,
     assert "trained 1 runs on Ray" in done.stdout
     assert not [line for line in done.stdout.splitlines() if FLAIR_LOG_LINE.search(line) or "pid=" in line], done.stdout
     plain = re.sub(r"\x1b\[[0-9;]*m", "", done.stderr)  # Ray colours its prefix; it may follow the driver's progress bar on a line
-    worker_lines = [line for line in plain.splitlines() if "(run_task pid=" in line and FLAIR_LOG_LINE.search(line)]
+    # the run's Flair lines, sent back with its result (not left to Ray's best-effort forwarding), each after the run's id
+    worker_lines = [line for line in plain.splitlines() if "(sturm/fwd/map/seed-1) " in line and FLAIR_LOG_LINE.search(line)]
     assert any("predicts: Dictionary with" in line for line in worker_lines), done.stderr[-3000:]
 
 

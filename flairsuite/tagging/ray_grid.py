@@ -18,9 +18,13 @@ process id; stdout holds the driver's report alone. Workers need flairsuite inst
 results), the corpora folder and the cache must be shared storage on a cluster.
 """
 
+import logging
 import os
 import socket
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -69,8 +73,10 @@ def start_ray(address: str) -> Any:
         import ray
     except ImportError:
         raise FlairsuiteError("--ray needs Ray: pip install 'flairsuite[ray]'") from None
-    # the workers' log lines come to the driver's stderr (Ray sends a worker's stdout to the driver's stdout, hence
-    # logs_to_stderr in each task); their progress bars stay off, one line per refresh would flood it
+    # the workers' log lines come to the driver's stderr: Flair's and the suite's are collected in the task and sent back
+    # with its result (`collected_logs`; Ray's own forwarding drops what a worker writes just before shutdown), anything
+    # else a worker writes is forwarded by Ray (its stdout to the driver's stdout, hence logs_to_stderr in each task);
+    # their progress bars stay off, one line per refresh would flood it
     options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True, "configure_logging": False,
                                "runtime_env": {"env_vars": {"TQDM_DISABLE": "1"}}}
     if address not in ("local", "auto"):
@@ -109,21 +115,64 @@ def _prepare_worker(cpus: int) -> None:
     torch.set_num_threads(max(1, int(cpus)))
 
 
-def embed_task(home: str, corpora_root: str, cache: Optional[str], corpus: CorpusChoice, spec: str, split: str, cpus: int) -> bool:
-    """Compute (or find) the cached vectors of one split under one spec; whether they were computed now."""
-    _prepare_worker(cpus)
-    data = GridData(Path(home), Path(corpora_root), cache=Path(cache) if cache else None)
-    data.array(corpus, spec, split)
-    return data.computed > 0
+LOGGERS = ("flair", "flairsuite")  # whose lines a task collects and sends back with its result
+LOG_FORMAT = "%(asctime)-15s %(message)s"  # Flair's
 
 
-def run_task(home: str, corpora_root: str, cache: Optional[str], run: Run, run_digest: str, out: str, digests: dict[str, str], cpus: int) -> list[str]:
-    """Train one run into its folder below `out` (resuming its checkpoint after a retry); its report lines."""
+class _Collector(logging.Handler):
+    """A handler that keeps the formatted lines in a list."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+        self.setFormatter(logging.Formatter(LOG_FORMAT))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+
+@contextmanager
+def collected_logs() -> Iterator[list[str]]:
+    """Flair's and the suite's log lines of a task, in a list instead of the worker's stderr, to return with its result."""
+    lines: list[str] = []
+    loggers = [logging.getLogger(name) for name in LOGGERS]
+    saved = [(logger.handlers[:], logger.propagate) for logger in loggers]
+    for logger in loggers:
+        logger.handlers, logger.propagate = [_Collector(lines)], False
+    try:
+        yield lines
+    finally:
+        for logger, (handlers, propagate) in zip(loggers, saved):
+            logger.handlers, logger.propagate = handlers, propagate
+
+
+def embed_task(
+    home: str, corpora_root: str, cache: Optional[str], corpus: CorpusChoice, spec: str, split: str, cpus: int
+) -> tuple[bool, list[str]]:
+    """Compute (or find) the cached vectors of one split under one spec; whether they were computed now, and the log lines."""
     _prepare_worker(cpus)
-    data = GridData(Path(home), Path(corpora_root), cache=Path(cache) if cache else None)
-    saved = checkpoint_epoch(Path(out) / run.run_id / CHECKPOINT_FILE, run_digest)
-    lines = train_and_record(run, run_digest, data, Path(out), digests)
-    return ([f"{run.run_id}: continued from its checkpoint after epoch {saved}"] if saved else []) + lines
+    with collected_logs() as logs:
+        data = GridData(Path(home), Path(corpora_root), cache=Path(cache) if cache else None)
+        data.array(corpus, spec, split)
+    return data.computed > 0, logs
+
+
+def run_task(
+    home: str, corpora_root: str, cache: Optional[str], run: Run, run_digest: str, out: str, digests: dict[str, str], cpus: int
+) -> tuple[list[str], list[str]]:
+    """Train one run into its folder below `out` (resuming its checkpoint after a retry); its report lines and log lines."""
+    _prepare_worker(cpus)
+    with collected_logs() as logs:
+        data = GridData(Path(home), Path(corpora_root), cache=Path(cache) if cache else None)
+        saved = checkpoint_epoch(Path(out) / run.run_id / CHECKPOINT_FILE, run_digest)
+        lines = train_and_record(run, run_digest, data, Path(out), digests)
+    return ([f"{run.run_id}: continued from its checkpoint after epoch {saved}"] if saved else []) + lines, logs
+
+
+def relay(label: str, logs: list[str]) -> None:
+    """A task's log lines on the driver's stderr, each after the task's label."""
+    for line in logs:
+        tqdm.write(f"({label}) {line}", file=sys.stderr)
 
 
 def checkpoint_epoch(path: Path, key: str) -> Optional[int]:
@@ -181,14 +230,14 @@ def run_experiment_on_ray(
         jobs = embedding_jobs(plan)
         computed: list[str] = []
         refs = {embed.remote(*common, corpus, spec, split, request.cpus): f"{corpus.key} {split} {spec}" for corpus, spec, split in jobs}
-        failed = wait_all(ray, refs, "embeddings", "split", lambda label, made: made and computed.append(label))
+        failed = wait_all(ray, refs, "embeddings", "split", lambda label, made: (relay(label, made[1]), made[0] and computed.append(label)))
         if failed:
             raise FlairsuiteError("embedding failed: " + "; ".join(f"{label}: {line}" for label, line in failed.items()))
         task = ray.remote(run_task).options(num_cpus=request.cpus, num_gpus=request.gpus, max_retries=request.retries)
         refs = {
             task.remote(*common, run, run_digest, str(plan.out.resolve()), plan.digests, request.cpus): run.run_id for run, run_digest in plan.todo
         }
-        failed = wait_all(ray, refs, plan.config.name, "run", lambda _, lines: [tqdm.write(line) for line in lines])
+        failed = wait_all(ray, refs, plan.config.name, "run", lambda label, done: (relay(label, done[1]), [tqdm.write(line) for line in done[0]]))
     finally:
         ray.shutdown()
     echo(f"trained {len(plan.todo) - len(failed)} runs on Ray in {time.perf_counter() - started:.0f} s; embeddings computed for "
