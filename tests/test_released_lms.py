@@ -75,3 +75,32 @@ def test_the_gpu_pair_is_float16_on_disk_and_beats_the_released_pair() -> None:
         assert model.stat().st_size < 16 * 1024 * 1024
         weights = torch.load(model, map_location="cpu", weights_only=False)["state_dict"]
         assert {value.dtype for value in weights.values()} == {torch.float16}
+
+
+DEVICE_PAIR = "de-h2048-gpu"  # hidden 2048 (the `paper` preset), trained by experiments/device on one H200
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_the_device_pair_loads_in_plain_flair_and_records_its_device_run(direction: str) -> None:
+    """The hidden-2048 pair of the device script: float16 weights under the 50 MB cap, plain Flair embeds with it,
+    its summary names the device run and the German prepared text with the labeled dev/test sentences cut out."""
+    import torch
+    from flair.data import Sentence
+    from flair.embeddings import FlairEmbeddings
+
+    summary, released = read_summary(DEVICE_PAIR, direction), read_summary("de", direction)
+    assert summary["hyper"]["hidden_size"] == 2048 and summary["hyper"]["sequence_length"] == 250
+    assert summary["model_dtype"] == "float16" and summary["device"].startswith("cuda")
+    assert summary["device_run"]["by"] == "experiments/device/device_train.py" and "H200" in summary["device_run"]["device"]
+    assert set(summary["corpus"]["sources"]) == set(released["corpus"]["sources"])
+    assert summary["corpus"]["sources"]["courts"]["sentences_removed"] > 0
+    assert summary["valid_ppl"] < released["valid_ppl"] - 0.3
+    model = CHARLM / f"{DEVICE_PAIR}-{direction}" / "best-lm.pt"
+    assert model.stat().st_size < 50 * 1000 * 1000
+    weights = torch.load(model, map_location="cpu", weights_only=False)["state_dict"]
+    assert {value.dtype for value in weights.values()} == {torch.float16}
+    embedding = FlairEmbeddings(str(model))
+    assert embedding.is_forward_lm == (direction == "forward")
+    sentence = Sentence("Herwarth Walden schreibt aus Berlin an Nell .")
+    embedding.embed(sentence)
+    assert all(token.embedding.shape == (2048,) and torch.isfinite(token.embedding).all() for token in sentence)
