@@ -118,6 +118,10 @@ def test_architecture_options_and_a_folder_without_a_model_are_one_line_errors(i
     assert "no model folder" in one_error_line(nowhere)
     unnamed = invoke(*[arg for arg in init_args(text, corpus_root, tmp_path / "out", initial, 2000) if arg not in ("--name", "new")])
     assert "needs --name" in one_error_line(unnamed)
+    args = init_args(text, corpus_root, tmp_path / "out", initial, 2000)
+    textless = invoke(*args[: args.index("--corpus")], *args[args.index("--corpus") + 2 :])
+    assert "needs --corpus: the text to continue the models on" in one_error_line(textless)
+    assert not (tmp_path / "out" / "new-forward").exists()
 
 
 def test_sigkill_then_resume_of_an_init_run_continues_exactly(initial, tmp_path, corpus_root) -> None:

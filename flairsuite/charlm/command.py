@@ -100,6 +100,8 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
     if options.get("init"):
         if not options.get("name"):
             raise FlairsuiteError(f"--init {options['init']} needs --name: the continued models' folder prefix (charlm/NAME-forward, ...)")
+        if not options.get("corpus"):
+            raise FlairsuiteError(f"--init {options['init']} needs --corpus: the text to continue the models on (files or folders of raw text)")
         initials = initial_models(options["init"], DIRECTIONS[options["direction"]], (charlm_dir(), models_dir))
         first = next(iter(initials.values()))
         options = {**options, "lang": language_of(options, first)}

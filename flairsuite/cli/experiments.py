@@ -40,6 +40,8 @@ def tag(
     """Train and score every run of an experiment file; finished runs are skipped, a killed run resumes.
 
     Results go to results/<name>/ under $FLAIRSUITE_HOME; the comparison table is printed at the end.
+    An `adapt:` block in the file first continues an LM pair on your own unannotated text, once
+    (docs/experiments.md).
 
     \b
     Examples:
