@@ -95,11 +95,12 @@ def charlm_perplexity(spec: Any, root: Any, splits: Optional[list[str]], models:
     lms = [(location, lm_file(Path(location))) for location in models]
     loaded = [(location, lm, load_model(lm)) for location, lm in lms]  # every file checked before any output
     data = read_splits(spec, root, splits)
-    click.echo(f"{'LM':<28} {'own valid':>9}  {'split':<16} {'characters':>11} {'<unk> %':>8} {'perplexity':>10}")
+    width = max(28, *(len(location) for location, _ in lms))
+    click.echo(f"{'LM':<{width}} {'own valid':>9}  {'split':<16} {'characters':>11} {'<unk> %':>8} {'perplexity':>10}")
     for location, lm, model in loaded:
         own = f"{lm.own_valid_perplexity:.3f}" if lm.own_valid_perplexity is not None else "-"
         for split, split_data in data.items():
             text = sentences_text((sentence.tokens for sentence in split_data.sentences), lm.unspaced)
             result = text_perplexity(model, text)
-            click.echo(f"{location:<28} {own:>9}  {spec.name + ' ' + split:<16} {result.characters:>11,} "
+            click.echo(f"{location:<{width}} {own:>9}  {spec.name + ' ' + split:<16} {result.characters:>11,} "
                        f"{100 * result.unknown_rate:>8.3f} {result.perplexity:>10.3f}")
