@@ -147,11 +147,11 @@ def train_charlm(**options: Any) -> None:
     "dim 300 and 2 M buckets, mostly buckets x dim x 4 bytes); --init needs it to continue the vectors on new text.",
 )
 @click.option("--force", is_flag=True, help="Replace existing vectors.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (with --init: the held-out split's; the model keeps its own).")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads [default: all cores].")
 @corpora_dir_option
 def train_fasttext(**options: Any) -> None:
-    """Train fastText word vectors on the train-charlm corpus; plain Flair loads them with WordEmbeddings(path).
+    """Train fastText word vectors on the train-charlm corpus (or continue them on your text); plain Flair loads them with WordEmbeddings(path).
 
     Tokens of the language's local NER and PoS corpora that the vocabulary lacks get their
     subword-built vectors added, since WordEmbeddings ignores fastText's n-grams.
