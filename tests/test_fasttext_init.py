@@ -165,3 +165,16 @@ def test_no_model_skips_it_and_init_then_fails_in_one_line(tmp_path):
         f"Error: --init de: {vectors} was trained without its full model (model/ is missing); "
         "train it again with `flairsuite train-fasttext` (without --no-model) to continue it"
     ]
+
+
+def test_init_names_vectors_by_name_or_folder(continued, tmp_path):
+    from flairsuite.errors import FlairsuiteError
+    from flairsuite.wordvectors.initial import initial_vectors
+
+    _, home, _ = continued
+    by_name = initial_vectors("de", (home / "wordvectors",))
+    by_folder = initial_vectors(str(folder(home, "de")), ())
+    assert by_name == by_folder and by_name.model_path == folder(home, "de") / "model" / "fasttext.model"
+    with pytest.raises(FlairsuiteError) as raised:
+        initial_vectors("nowhere", (tmp_path,))
+    assert str(raised.value) == f"--init nowhere: no vectors folder nowhere nor {tmp_path / 'nowhere-fasttext'} holds vectors.kv"
