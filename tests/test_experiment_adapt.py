@@ -110,6 +110,9 @@ def test_a_missing_initial_pair_is_one_line(tmp_path: Path) -> None:
     ("[de]", "adapt: must be a mapping"),
     ("{init: '', text: texts/own.txt, name: x}", "adapt: init must be the name or path prefix of a trained pair"),
     ("{init: de, text: texts/own.txt, name: de}", 'adapt: name: "de" is the initial pair\'s'),
+    ("{fasttext: de, text: texts/own.txt, name: de}", "adapt: name: \"de\" is the initial vectors': give the adapted vectors a name"),
+    ("{text: texts/own.txt, name: x}", "adapt: missing key 'init' (the char-LM pair to continue) or 'fasttext' (the vectors to continue)"),
+    ("{fasttext: de, text: texts/own.txt, name: x, epochs: 0}", "adapt: epochs must be a positive integer"),
 ])
 def test_bad_values_name_the_file(tmp_path: Path, adapt: str, message: str) -> None:
     write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
@@ -124,6 +127,10 @@ def test_the_block_is_read_relative_to_the_file(tmp_path: Path) -> None:
     adaptation = load_experiment(experiment(tmp_path / "exp", "{init: de, text: [texts/own.txt], name: de-own}")).adaptation
     assert adaptation.texts == (text.resolve(),) and adaptation.exclude == ("sturm",) and adaptation.max_chars is None
     assert adaptation.specs() == ("charlm:de-own-forward", "charlm:de-own-backward")
+    both = load_experiment(experiment(tmp_path / "exp", "{init: de, fasttext: de, text: texts/own.txt, name: de-own}")).adaptation
+    assert both.specs() == ("charlm:de-own-forward", "charlm:de-own-backward", "fasttext:de-own")
+    alone = load_experiment(experiment(tmp_path / "exp", "{fasttext: de, text: texts/own.txt, name: de-own}")).adaptation
+    assert alone.specs() == ("fasttext:de-own",) and alone.init is None
 
 
 def test_a_killed_adaptation_resumes_and_a_changed_one_starts_over(tmp_path: Path) -> None:
@@ -182,3 +189,43 @@ def test_an_own_corpus_in_another_format_is_not_excluded_silently(tmp_path: Path
     assert str(raised.value).startswith(f"{path}: adapt: exclude: letters is in format jsonl"), str(raised.value)
     write_file(path, path.read_text(encoding="utf-8").replace("heldout_fraction: 0.2}", "heldout_fraction: 0.2, exclude: []}"))
     assert load_experiment(path).adaptation.exclude == ()
+
+
+def test_tag_adapts_fasttext_once_and_runs_on_the_adapted_vectors(tmp_path: Path) -> None:
+    """`fasttext:` in the block: train-fasttext --init continues the tiny vectors (their full model) on the own text, with
+    Sturm's dev sentence cut out; the runs digest the adapted vectors; a second `tag` finds them current."""
+    write_sturm(tmp_path)
+    home = train_tiny_embeddings(tmp_path, "forward", fasttext=True)
+    write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
+    path = experiment(tmp_path / "exp", "{fasttext: de, text: texts/own.txt, name: de-own, epochs: 1, heldout_fraction: 0.2}",
+                      "own: [fasttext:de-own]")
+    first = tag(home, tmp_path, path)
+    assert first.returncode == 0, first.stderr
+    assert "adapt: training wordvectors/de-own-fasttext from de on 1 text file(s)" in first.stdout
+    vectors = home / "wordvectors" / "de-own-fasttext"
+    summary = json.loads((vectors / "summary.json").read_text(encoding="utf-8"))
+    assert summary["init"]["sha256"] == artifact_digest("fasttext:de", home) and summary["config"]["epochs"] == 1
+    assert summary["init"]["words_added"] > 0 and (vectors / "model" / "fasttext.model").is_file()
+    assert [source["sentences_removed"] for source in summary["corpus"]["sources"].values()] == [1]  # Sturm's dev sentence cut out
+    metrics = json.loads((home / "results" / "adapted" / "sturm" / "own" / "map" / "seed-1" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["artifact_digests"]["fasttext:de-own"] == artifact_digest("fasttext:de-own", home)
+    assert not (home / "charlm" / "de-own-forward").exists()
+
+    second = tag(home, tmp_path, path)
+    assert second.returncode == 0, second.stderr
+    assert "adapt: wordvectors/de-own-fasttext is current" in second.stdout and "1 finished before, 0 to train" in second.stdout
+    assert json.loads((vectors / "summary.json").read_text(encoding="utf-8")) == summary
+
+
+def test_fasttext_without_its_model_is_one_line(tmp_path: Path) -> None:
+    write_sturm(tmp_path)
+    write_file(tmp_path / "home" / "wordvectors" / "de-fasttext" / "vectors.kv", "plain vectors")  # never loaded here
+    write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
+    path = experiment(tmp_path / "exp", "{fasttext: de, text: texts/own.txt, name: de-own}", "own: [fasttext:de-own]")
+    with pytest.raises(InputError) as raised:
+        ensure_adapted(load_experiment(path).adaptation, path, tmp_path / "home", lambda args: pytest.fail("trained"), lambda line: None,
+                       train_vectors=lambda args: pytest.fail("trained"))
+    assert str(raised.value) == (
+        f"{path}: adapt: fasttext: --init de: {tmp_path / 'home' / 'wordvectors' / 'de-fasttext'} was trained without its full model "
+        "(model/ is missing); train it again with `flairsuite train-fasttext` (without --no-model) to continue it"
+    )

@@ -100,7 +100,7 @@ def test_existing_vectors_need_force_and_are_replaced_whole(trained, monkeypatch
     assert error_line(run(*args)) == f"Error: {vectors_path(root).parent} exists: pass --force to replace it"
     (vectors_path(root).parent / "stray.txt").write_text("left over", encoding="utf-8")
     assert run(*args, "--dim", "8", "--force").exit_code == 0  # TINY's dim is 16: the new vectors are another file
-    assert sorted(p.name for p in vectors_path(root).parent.iterdir()) == ["summary.json", "vectors.kv"]  # the folder is new
+    assert sorted(p.name for p in vectors_path(root).parent.iterdir()) == ["model", "summary.json", "vectors.kv"]  # the folder is new
     assert KeyedVectors.load(str(vectors_path(root))).vector_size == 8
     assert json.loads((vectors_path(root).parent / "summary.json").read_text(encoding="utf-8"))["config"]["dim"] == 8
     assert [p.name for p in vectors_path(root).parent.parent.iterdir()] == ["de-fasttext"]

@@ -8,7 +8,7 @@ import click
 
 from flairsuite.cli.corpora import corpora_fetch
 from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option
-from flairsuite.cli.train import train_charlm
+from flairsuite.cli.train import train_charlm, train_fasttext
 from flairsuite.errors import FlairsuiteError
 
 QUICKSTART_LM_HOURS = 0.05  # 3 minutes per direction when no LM pair is present
@@ -84,21 +84,26 @@ def tag(
 
 
 def adapt_first(experiment: Path, threads: Optional[int], corpora_dir: Optional[str]) -> None:
-    """The experiment's `adapt:` pair trained by train-charlm, unless it is current (flairsuite/tagging/adaptation.py)."""
+    """The experiment's `adapt:` pair and vectors trained by train-charlm and train-fasttext, unless current (flairsuite/tagging/adaptation.py)."""
     from flairsuite.charlm.command import train_charlm_command
     from flairsuite.experiments.reading import load_experiment
     from flairsuite.paths import home
     from flairsuite.tagging.adaptation import ensure_adapted
+    from flairsuite.wordvectors.command import train_fasttext_command
 
     adaptation = load_experiment(experiment).adaptation
     if adaptation is None:
         return
 
+    more = ["--corpora-dir", corpora_dir] if corpora_dir else []
+
     def train(args: list[str]) -> Iterator[str]:
-        more = ["--corpora-dir", corpora_dir] if corpora_dir else []
         return train_charlm_command(train_charlm.make_context("train-charlm", [*args, *more]).params)
 
-    ensure_adapted(adaptation, experiment, home(), train, click.echo, threads)
+    def train_vectors(args: list[str]) -> Iterator[str]:
+        return train_fasttext_command(train_fasttext.make_context("train-fasttext", [*args, *more]).params)
+
+    ensure_adapted(adaptation, experiment, home(), train, click.echo, threads, train_vectors)
 
 
 @cli.command("quickstart")

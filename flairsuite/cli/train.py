@@ -102,20 +102,35 @@ def train_charlm(**options: Any) -> None:
 
 
 @cli.command("train-fasttext")
-@click.option("--lang", required=True, help="Language (de, en, da, zh): its raw-text set, and the labeled corpora whose tokens are added.")
+@click.option(
+    "--lang", default=None,
+    help="Language (de, en, da, zh): its raw-text set, and the labeled corpora whose tokens are added. With --init: the vectors', unless given.",
+)
+@click.option(
+    "--init", default=None, metavar="NAME",
+    help="Continue trained vectors on the --corpus text (e.g. de: wordvectors/de-fasttext, or a vectors folder): gensim's "
+    "vocabulary update of their full model (model/), which keeps its dim, buckets and window (docs/word-vectors.md). Needs --name.",
+)
+@click.option(
+    "--exclude", multiple=True, metavar="CORPUS_OR_PATH",
+    help="A labeled dataset or own corpus folder whose dev and test sentences are cut out of the text too (repeatable).",
+)
 @click.option(
     "--corpus", multiple=True, type=click.Path(),
     help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set (as train-charlm).",
 )
 @click.option(
-    "--dim", type=click.IntRange(min=1), default=300, show_default=True,
-    help="Vector size (fastText's published size; it beat 100 on Sturm dev by 1.9 F1, results/README.md).",
+    "--dim", type=click.IntRange(min=1), default=None,
+    help="Vector size [default: 300, fastText's published size; it beat 100 on Sturm dev by 1.9 F1, results/README.md]. With --init: the model's.",
 )
-@click.option("--epochs", type=click.IntRange(min=1), default=5, show_default=True, help="Passes over the training text.")
-@click.option("--min-count", type=click.IntRange(min=1), default=5, show_default=True, help="Words rarer than this get no vector of their own.")
+@click.option("--epochs", type=click.IntRange(min=1), default=None, help="Passes over the training text (with --init: the new text) [default: 5].")
 @click.option(
-    "--buckets", type=click.IntRange(min=1), default=2_000_000, show_default=True,
-    help="Hash buckets for character n-grams (memory: buckets x dim floats).",
+    "--min-count", type=click.IntRange(min=1), default=None,
+    help="Words rarer than this get no vector of their own [default: 5; with --init: the model's, applied to the new text's words].",
+)
+@click.option(
+    "--buckets", type=click.IntRange(min=1), default=None,
+    help="Hash buckets for character n-grams (memory: buckets x dim floats) [default: 2000000; with --init: the model's].",
 )
 @click.option(
     "--heldout-fraction", type=float, default=0.01, show_default=True,
@@ -126,12 +141,17 @@ def train_charlm(**options: Any) -> None:
     help="Folder for the vectors folder LANG-fasttext [default: wordvectors/ under $FLAIRSUITE_HOME].",
 )
 @click.option("--name", default=None, help="Vectors folder prefix [default: LANG]: vectors go to wordvectors/NAME-fasttext (spec fasttext:NAME).")
+@click.option(
+    "--model/--no-model", "keep_model", default=True, show_default=True,
+    help="Keep the full gensim model in the vectors folder's model/ (word and n-gram vectors, output layer: about 2.6 GB at "
+    "dim 300 and 2 M buckets, mostly buckets x dim x 4 bytes); --init needs it to continue the vectors on new text.",
+)
 @click.option("--force", is_flag=True, help="Replace existing vectors.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (with --init: the held-out split's; the model keeps its own).")
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads [default: all cores].")
 @corpora_dir_option
 def train_fasttext(**options: Any) -> None:
-    """Train fastText word vectors on the train-charlm corpus; plain Flair loads them with WordEmbeddings(path).
+    """Train fastText word vectors on the train-charlm corpus (or continue them on your text); plain Flair loads them with WordEmbeddings(path).
 
     Tokens of the language's local NER and PoS corpora that the vocabulary lacks get their
     subword-built vectors added, since WordEmbeddings ignores fastText's n-grams.
@@ -140,6 +160,7 @@ def train_fasttext(**options: Any) -> None:
     Examples:
       flairsuite train-fasttext --lang de
       flairsuite train-fasttext --lang de --dim 100 --name de100     # spec fasttext:de100
+      flairsuite train-fasttext --init de --corpus my_texts/ --name edition --exclude my_corpus/   # adapt the vectors
     """
     from flairsuite.wordvectors.command import train_fasttext_command
 

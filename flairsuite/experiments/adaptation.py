@@ -1,15 +1,19 @@
-"""The `adapt:` block of an experiment file: a character-LM pair continued on the user's own unannotated text before the runs.
+"""The `adapt:` block of an experiment file: a character-LM pair and/or fastText vectors continued on the user's own
+unannotated text before the runs.
 
     adapt:
       init: de                        # the pair to continue (charlm/de-forward, charlm/de-backward), as train-charlm --init
+      fasttext: de                    # optional: fastText vectors to continue too (wordvectors/de-fasttext), as train-fasttext --init
       text: [texts/letters.txt]       # raw text files, relative to the experiment file (a string for one)
-      name: de-letters                # the adapted pair: charlm/de-letters-forward, charlm/de-letters-backward
+      name: de-letters                # the adapted pair: charlm/de-letters-forward, -backward; vectors: wordvectors/de-letters-fasttext
       max_chars: 5000000              # optional: characters per direction (default: train-charlm --init's, 5 passes)
+      epochs: 5                       # optional: fastText's passes over the text (default: train-fasttext --init's, 5)
       heldout_fraction: 0.01          # optional: the text's share held out for validation and test
       exclude: [letters]              # optional: corpora of the experiment whose dev/test sentences are cut out (default: all)
 
-The stacks name the adapted pair as any other (`charlm:de-letters-forward`); `flairsuite tag` trains it before the
-runs when it is missing or its fingerprint (`fingerprint`) changed (`flairsuite.tagging.adaptation`).
+Either `init` or `fasttext` may be left out (only the other is adapted). The stacks name the adapted pair and vectors as
+any other (`charlm:de-letters-forward`, `fasttext:de-letters`); `flairsuite tag` trains each before the runs when it is
+missing or its fingerprint changed (`flairsuite.tagging.adaptation`).
 """
 
 from dataclasses import dataclass, replace
@@ -23,9 +27,10 @@ from flairsuite.values import show
 
 KEY = "adapt"
 EXAMPLE = "adapt: {init: de, text: texts/letters.txt, name: de-letters}"
-FIELDS = ("init", "text", "name", "max_chars", "heldout_fraction", "exclude")
+FIELDS = ("init", "fasttext", "text", "name", "max_chars", "epochs", "heldout_fraction", "exclude")
 HELDOUT_SHARE = interval(0, 0.5, low_open=True, high_open=True)
 PAIR = Rule("the name or path prefix of a trained pair, e.g. de", lambda v: isinstance(v, str) and bool(v.strip()))
+VECTORS = Rule("the name or folder of fastText vectors trained with their model, e.g. de", lambda v: isinstance(v, str) and bool(v.strip()))
 
 
 @dataclass(frozen=True)
@@ -34,21 +39,28 @@ class Adaptation(CheckedSettings):
     `exclude` as train-charlm --exclude arguments (registered names, own corpus folders) by `parse_adaptation`, which
     sees the file's folder and corpora."""
 
-    init: str = setting(PAIR)
+    init: Optional[str] = setting(PAIR.or_null("fastText only"), None)
+    fasttext: Optional[str] = setting(VECTORS.or_null("the pair only"), None)
     texts: tuple[Path, ...] = ()
     name: str = ""
     max_chars: Optional[int] = setting(POSITIVE_INTEGER.or_null("five passes over the text"), None)
+    epochs: Optional[int] = setting(POSITIVE_INTEGER.or_null("five passes over the text"), None)
     heldout_fraction: Optional[float] = setting(HELDOUT_SHARE.or_null("train-charlm's default"), None)
     exclude: tuple[str, ...] = ()
     wording: ClassVar[Wording] = Wording(lambda name: f"{KEY}: {name}", KEYS.found)
 
-    def specs(self) -> tuple[str, str]:
-        """The embedding specs of the adapted pair."""
-        return (f"charlm:{self.name}-forward", f"charlm:{self.name}-backward")
+    def specs(self) -> tuple[str, ...]:
+        """The embedding specs of the adapted pair and vectors."""
+        pair = (f"charlm:{self.name}-forward", f"charlm:{self.name}-backward") if self.init else ()
+        return pair + ((f"fasttext:{self.name}",) if self.fasttext else ())
 
     def settings(self) -> dict[str, Any]:
-        """What the block sets besides the initial pair and the text (fingerprinted with their digests)."""
+        """What the block sets for the pair besides the initial pair and the text (fingerprinted with their digests)."""
         return {"name": self.name, "max_chars": self.max_chars, "heldout_fraction": self.heldout_fraction, "exclude": list(self.exclude)}
+
+    def vectors_settings(self) -> dict[str, Any]:
+        """What the block sets for the vectors besides the initial vectors and the text (fingerprinted with their digests)."""
+        return {"name": self.name, "epochs": self.epochs, "heldout_fraction": self.heldout_fraction, "exclude": list(self.exclude)}
 
 
 def _fail(message: str) -> FlairsuiteError:
@@ -93,13 +105,20 @@ def parse_adaptation(data: dict[str, Any], base: Path, corpora: list[CorpusChoic
     unknown = [key for key in block if key not in FIELDS]
     if unknown:
         raise FlairsuiteError(f"{KEY}: unknown key {show(unknown[0])} (known: {', '.join(FIELDS)})")
-    for key in ("init", "text", "name"):
+    for key in ("text", "name"):
         if key not in block:
             raise _fail(f"missing key '{key}'")
+    if block.get("init") is None and block.get("fasttext") is None:
+        raise _fail("missing key 'init' (the char-LM pair to continue) or 'fasttext' (the vectors to continue)")
     heldout = block.get("heldout_fraction")
-    adaptation = Adaptation(init=block["init"], max_chars=block.get("max_chars"), heldout_fraction=heldout)
-    if safe_name(f"{KEY}: name", block["name"]) == adaptation.init:
-        raise FlairsuiteError(f"{KEY}: name: {show(block['name'])} is the initial pair's: give the adapted pair a name of its own")
+    adaptation = Adaptation(
+        init=block.get("init"), fasttext=block.get("fasttext"), max_chars=block.get("max_chars"), epochs=block.get("epochs"),
+        heldout_fraction=heldout,
+    )
+    name = safe_name(f"{KEY}: name", block["name"])
+    for key, initial, adapted in (("init", "pair's", "pair a name of its"), ("fasttext", "vectors'", "vectors a name of their")):
+        if name == block.get(key):
+            raise FlairsuiteError(f"{KEY}: name: {show(name)} is the initial {initial}: give the adapted {adapted} own")
     return replace(
         adaptation, texts=_texts(block["text"], base), name=block["name"], exclude=_exclude(block.get("exclude"), corpora),
         heldout_fraction=None if heldout is None else float(heldout),

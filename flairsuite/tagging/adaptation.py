@@ -1,23 +1,30 @@
-"""Before an experiment's runs: its `adapt:` pair (flairsuite/experiments/adaptation.py) trained, or reused when current.
+"""Before an experiment's runs: its `adapt:` pair and vectors (flairsuite/experiments/adaptation.py) trained, or reused when current.
 
 The pair is current when both model folders hold `best-lm.pt` and a finished `adaptation.json` with the block's
 fingerprint: the initial pair's model digests, the text files' SHA-256 and the block's other settings. Otherwise
 `train-charlm --init` trains it: `--force` (a changed fingerprint: started over), or `--resume` where `adaptation.json`
 says this fingerprint's training began (a killed `tag` continues it). The runs then fingerprint the adapted LMs as any
 charlm artifact (their digest), so runs on an earlier adaptation are trained again.
+
+The vectors (`fasttext:` in the block) likewise: current when their folder holds vectors.kv and a finished `adaptation.json`
+with their own fingerprint (the initial vectors' digest, the texts' SHA-256, the block's settings for them), else
+`train-fasttext --init ... --force` trains them again (a short run: a killed one starts over; the folder is replaced whole).
+A pair and vectors of one block keep separate fingerprints, so adding `fasttext:` to a block never retrains its pair.
 """
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from flairsuite.atomic import write_json
 from flairsuite.charlm.initial import MODEL_FILE, initial_folder
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments.adaptation import Adaptation
 from flairsuite.experiments.identity import digest
-from flairsuite.paths import charlm_dir
+from flairsuite.paths import charlm_dir, wordvectors_dir
 from flairsuite.rawtext.prepare import file_digest
+from flairsuite.wordvectors.initial import initial_vectors
+from flairsuite.wordvectors.store import VECTORS_FILE, vectors_folder
 from flairsuite.yaml_file import read_yaml  # the marker is JSON, which YAML reads
 
 MARKER = "adaptation.json"
@@ -39,15 +46,16 @@ def adaptation_record(adaptation: Adaptation, home: Path, source: Path) -> dict[
             **adaptation.settings()}
 
 
-def marker_state(folder: Path, fingerprint: str) -> str:
-    """`done` (this fingerprint, trained), `begun` (this fingerprint, training began) or `other` for one model folder."""
+def marker_state(folder: Path, fingerprint: str, artifact: str = MODEL_FILE) -> str:
+    """`done` (this fingerprint, trained), `begun` (this fingerprint, training began) or `other` for one model folder
+    (`artifact`: the file a trained one holds)."""
     try:
         marker = read_yaml(folder / MARKER, "adaptation record") if (folder / MARKER).is_file() else {}
     except FlairsuiteError:
         return "other"
     if not isinstance(marker, dict) or marker.get("fingerprint") != fingerprint:
         return "other"
-    return "done" if marker.get("finished") and (folder / MODEL_FILE).is_file() else "begun"
+    return "done" if marker.get("finished") and (folder / artifact).is_file() else "begun"
 
 
 def train_arguments(adaptation: Adaptation, home: Path, resume: bool, threads: Any) -> list[str]:
@@ -62,12 +70,25 @@ def train_arguments(adaptation: Adaptation, home: Path, resume: bool, threads: A
     return args + (["--threads", str(threads)] if threads else [])
 
 
+Train = Callable[[list[str]], Iterable[str]]  # runs a training command on its arguments, yields its report lines
+
+
 def ensure_adapted(
-    adaptation: Adaptation, source: Path, home: Path, train: Callable[[list[str]], Iterable[str]], echo: Callable[[str], None],
-    threads: Any = None,
+    adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Any = None,
+    train_vectors: Optional[Train] = None,
 ) -> bool:
-    """Train the `adapt:` pair of the experiment file `source` unless it is current; whether it was trained. `train` runs
-    train-charlm on its arguments and yields its report lines."""
+    """Train the `adapt:` pair and vectors of the experiment file `source` unless they are current; whether any was
+    trained. `train` runs train-charlm, `train_vectors` train-fasttext."""
+    trained = ensure_pair(adaptation, source, home, train, echo, threads) if adaptation.init else False
+    if adaptation.fasttext:
+        if train_vectors is None:
+            raise ValueError("an adapt: block with fasttext needs train_vectors")
+        trained = ensure_vectors(adaptation, source, home, train_vectors, echo, threads) or trained
+    return trained
+
+
+def ensure_pair(adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Any) -> bool:
+    """Train the `adapt:` pair unless it is current; whether it was trained."""
     record = adaptation_record(adaptation, home, source)
     fingerprint = digest(record)
     folders = [charlm_dir(home) / f"{adaptation.name}-{direction}" for direction in DIRECTIONS]
@@ -85,4 +106,44 @@ def ensure_adapted(
         echo(line)
     for folder in folders:
         write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": True, **record})
+    return True
+
+
+def vectors_record(adaptation: Adaptation, home: Path, source: Path) -> dict[str, Any]:
+    """What the adapted vectors are made from: the initial vectors' digest, the texts' and the settings; initial vectors
+    missing or without their full model, or the adapted ones in their place: a one-line error naming `source`."""
+    try:
+        initial = initial_vectors(str(adaptation.fasttext), (wordvectors_dir(home),))
+    except FlairsuiteError as err:
+        raise InputError(source, None, f"adapt: fasttext: {err}") from None
+    if initial.folder.resolve() == vectors_folder(wordvectors_dir(home), adaptation.name).resolve():
+        raise InputError(source, None, f"adapt: name: {adaptation.name} would overwrite the initial vectors {initial.folder}: choose another name")
+    return {"fasttext": adaptation.fasttext, "initial_sha256": initial.digest, "texts": {str(path): file_digest(path) for path in adaptation.texts},
+            **adaptation.vectors_settings()}
+
+
+def vectors_arguments(adaptation: Adaptation, home: Path, threads: Any) -> list[str]:
+    """The train-fasttext command line that adapts the vectors into `home`'s wordvectors folder."""
+    args = ["--init", str(adaptation.fasttext), "--name", adaptation.name, "--out", str(wordvectors_dir(home)), "--force"]
+    args += [item for path in adaptation.texts for item in ("--corpus", str(path))]
+    args += [item for name in adaptation.exclude for item in ("--exclude", name)]
+    if adaptation.epochs is not None:
+        args += ["--epochs", str(adaptation.epochs)]
+    if adaptation.heldout_fraction is not None:
+        args += ["--heldout-fraction", str(adaptation.heldout_fraction)]
+    return args + (["--threads", str(threads)] if threads else [])
+
+
+def ensure_vectors(adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Any) -> bool:
+    """Train the `adapt:` vectors unless they are current; whether they were trained."""
+    record = vectors_record(adaptation, home, source)
+    fingerprint = digest(record)
+    folder = vectors_folder(wordvectors_dir(home), adaptation.name)
+    if marker_state(folder, fingerprint, VECTORS_FILE) == "done":
+        echo(f"adapt: wordvectors/{folder.name} is current (fingerprint {fingerprint[:12]})")
+        return False
+    echo(f"adapt: training wordvectors/{folder.name} from {adaptation.fasttext} on {len(adaptation.texts)} text file(s)")
+    for line in train(vectors_arguments(adaptation, home, threads)):
+        echo(line)
+    write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": True, **record})
     return True

@@ -3,73 +3,157 @@
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional, Union
 
 import gensim
+from gensim.models import FastText
 
 from flairsuite.atomic import atomic_folder
 from flairsuite.corpora.language_splits import labeled_tokens
 from flairsuite.corpora.registry import language_segmentation
+from flairsuite.errors import FlairsuiteError
 from flairsuite.paths import corpora_dir, wordvectors_dir
 from flairsuite.rawtext.language import describe, prepare_language
-from flairsuite.rawtext.prepare import PreparedCorpus
+from flairsuite.rawtext.prepare import PreparedCorpus, corpus_sources, file_digest
 from flairsuite.summary_file import write_summary
 from flairsuite.wordvectors.coverage import augmented, coverage_row
+from flairsuite.wordvectors.initial import FIXED, InitialVectors, initial_vectors
 from flairsuite.wordvectors.report import PROBES, neighbour_lines, neighbours, oov_table
-from flairsuite.wordvectors.store import VECTORS_FILE, vectors_folder
+from flairsuite.wordvectors.store import MODEL_FOLDER, VECTORS_FILE, folder_bytes, model_file, vectors_folder
 from flairsuite.wordvectors.tokens import TokenStream
-from flairsuite.wordvectors.train import FastTextConfig, train_fasttext
+from flairsuite.wordvectors.train import FastTextConfig, continue_fasttext, train_fasttext
 
 
 def config_from(options: dict[str, Any]) -> FastTextConfig:
-    """Hyper-parameters from the command-line options (threads default to all cores)."""
+    """Hyper-parameters from the command-line options (threads default to all cores, the others to FastTextConfig's)."""
+    given = {key: options.get(key) for key in ("dim", "epochs", "min_count", "buckets", "seed") if options.get(key) is not None}
+    return FastTextConfig(threads=options["threads"] or os.cpu_count() or 1, **given)
+
+
+def continued_config(options: dict[str, Any], model: FastText, initial: InitialVectors) -> FastTextConfig:
+    """The hyper-parameters of a run continuing `model`: its own, with --epochs, --threads and --min-count as given;
+    a --dim or --buckets that differs from the model's is a one-line error (module `initial`)."""
+    own = {"dim": model.vector_size, "buckets": model.wv.bucket}
+    differing = [key for key in FIXED if options.get(key) is not None and options[key] != own[key]]
+    if differing:
+        raise FlairsuiteError(
+            f"--init {options['init']}: {initial.model_path} has {', '.join(f'{key} {own[key]}' for key in differing)}; "
+            "a continued model keeps them (leave those options out)"
+        )
     return FastTextConfig(
-        dim=options["dim"],
-        epochs=options["epochs"],
-        min_count=options["min_count"],
+        dim=own["dim"], buckets=own["buckets"], window=model.window, seed=model.seed,
+        epochs=options.get("epochs") or FastTextConfig.epochs, min_count=options.get("min_count") or model.min_count,
         threads=options["threads"] or os.cpu_count() or 1,
-        buckets=options["buckets"],
-        seed=options["seed"],
     )
 
 
+def language_of(options: dict[str, Any], initial: Optional[InitialVectors]) -> str:
+    """--lang, else the language the initial vectors' summary records; a contradiction or neither: a one-line error."""
+    recorded = initial.summary.get("language") if initial else None
+    if options.get("lang") and recorded and options["lang"] != recorded:
+        raise FlairsuiteError(f"--lang {options['lang']}: the --init vectors {initial.folder} were trained on {recorded} text")
+    if not (options.get("lang") or recorded):
+        raise FlairsuiteError("--lang is needed" + (f" (--init {options['init']}: {initial.folder} has no summary.json naming it)" if initial else ""))
+    return options.get("lang") or recorded
+
+
 def train_fasttext_command(options: dict[str, Any]) -> Iterator[str]:
-    """Run `train-fasttext`; yields the closing summary lines."""
-    lang, config = options["lang"], config_from(options)
+    """Run `train-fasttext` (with `--init`: continue trained vectors on the --corpus text); yields the closing summary lines."""
     out = Path(options["out_dir"]) if options["out_dir"] else wordvectors_dir()
+    initial = None
+    if options.get("init"):
+        if not options.get("name"):
+            raise FlairsuiteError(f"--init {options['init']} needs --name: the continued vectors' folder prefix (wordvectors/NAME-fasttext)")
+        if not options["corpus"]:
+            raise FlairsuiteError(f"--init {options['init']} needs --corpus: the text to continue the vectors on")
+        initial = initial_vectors(options["init"], (wordvectors_dir(), out))
+    lang = language_of(options, initial)
     target = vectors_folder(out, options.get("name") or lang)
+    if initial is not None and target.resolve() == initial.folder.resolve():
+        raise FlairsuiteError(f"--name {options['name']}: {target} holds the --init vectors; give the continued vectors a name of their own")
+    training = continuation(initial, options) if initial else Training(config_from(options))
     with atomic_folder(target, options["force"]) as temp:
         corpus = prepare_language(
-            lang, options["corpus"], options["corpora_dir"], None, options["heldout_fraction"], seed=options["seed"]
+            lang, options["corpus"], options["corpora_dir"], None, options["heldout_fraction"], seed=options["seed"],
+            exclude=tuple(options.get("exclude") or ()),
         )
         yield from describe(corpus)
-        summary = train_into(temp, corpus, config, corpora_dir(options["corpora_dir"]), label=target.name)
+        summary = train_into(
+            temp, corpus, training, corpora_dir(options["corpora_dir"]), label=target.name, keep_model=options.get("keep_model", True)
+        )
     yield from summary_lines(summary)
     yield f"vectors: {target / VECTORS_FILE} (loads with flair.embeddings.WordEmbeddings(path))"
 
 
-def train_into(folder: Path, corpus: PreparedCorpus, config: FastTextConfig, root: Path, label: str = "") -> dict[str, Any]:
-    """Train on `corpus`, add the uncovered tokens of the labeled corpora under `root`, save vectors and summary.json.
+@dataclass
+class Training:
+    """A new model trained from scratch with `config`."""
+
+    config: FastTextConfig
+
+    def model(self, text: TokenStream, label: str) -> tuple[FastText, FastTextConfig, dict[str, Any]]:
+        """The trained model, its hyper-parameters and what the summary records besides."""
+        return train_fasttext(text, self.config, desc=label), self.config, {}
+
+
+@dataclass
+class Continuation:
+    """The `initial` vectors' full model, continued on the new text with `config` (module `initial`)."""
+
+    initial: InitialVectors
+    initial_model: FastText
+    config: FastTextConfig
+    texts: list[Path]
+
+    def model(self, text: TokenStream, label: str) -> tuple[FastText, FastTextConfig, dict[str, Any]]:
+        model, config = self.initial_model, self.config
+        initial_vocabulary = len(model.wv)
+        added = continue_fasttext(model, text, config.epochs, config.threads, config.min_count, label)
+        record = {
+            **self.initial.record(),
+            "initial_vocabulary": initial_vocabulary,
+            "words_added": added,
+            "texts": {str(path): file_digest(path) for path in self.texts},
+        }
+        return model, config, {"init": record}
+
+
+def continuation(initial: InitialVectors, options: dict[str, Any]) -> Continuation:
+    """The run `--init` asks for: the full model loaded and its hyper-parameters checked against the options."""
+    model = initial.load()
+    texts = [source.path for source in corpus_sources("", options["corpus"], Path("."))]  # --corpus is given: no raw set read
+    return Continuation(initial, model, continued_config(options, model, initial), texts)
+
+
+def train_into(
+    folder: Path, corpus: PreparedCorpus, training: Union[Training, Continuation], root: Path, label: str = "", keep_model: bool = True
+) -> dict[str, Any]:
+    """Train (or continue) on `corpus`, add the uncovered tokens of the labeled corpora under `root`, save vectors,
+    the full model (unless not `keep_model`) and summary.json.
 
     `label`: the progress bar's name (the vectors folder's, e.g. `de100-fasttext`; default `<language>-fasttext`)."""
     language = corpus.meta["config"]["language"]
     started = time.monotonic()
     characters = language_segmentation(language) == "characters"  # Chinese: one token per character, as in the NER sets
-    model = train_fasttext(TokenStream(corpus.text_path("train"), characters), config, desc=label or f"{language}-fasttext")
+    model, config, record = training.model(TokenStream(corpus.text_path("train"), characters), label or f"{language}-fasttext")
     seconds = time.monotonic() - started
     splits = list(labeled_tokens(language, root))
     vectors, added = augmented(model.wv, splits)
     vectors.lifecycle_events = None  # no save time or temp path in the file: a retrain writes the same bytes
     vectors.save(str(folder / VECTORS_FILE))
+    model_bytes = save_model(model, folder) if keep_model else 0
     summary = {
         "language": language,
         "config": asdict(config),
+        **record,
         "tokens": "characters" if characters else "words",
         "vocabulary": len(model.wv),
         "added_tokens": len(added),
         "seconds": round(seconds, 1),
+        "model_kept": keep_model,
+        "model_bytes": model_bytes,
         "coverage": [coverage_row(s, model.wv.key_to_index, vectors.key_to_index) for s in splits],
         "neighbours": neighbours(model.wv, language),
         "unseen_probes": [word for word in PROBES.get(language, ()) if word not in model.wv.key_to_index],
@@ -80,12 +164,27 @@ def train_into(folder: Path, corpus: PreparedCorpus, config: FastTextConfig, roo
     return summary
 
 
+def save_model(model: FastText, folder: Path) -> int:
+    """Save the full model under `folder`/model (inside the vectors folder's temporary copy); its size in bytes."""
+    path = model_file(folder)
+    path.parent.mkdir()
+    model.lifecycle_events = None
+    model.wv.lifecycle_events = None
+    model.save(str(path))
+    return folder_bytes(path.parent)
+
+
 def summary_lines(summary: dict[str, Any]) -> Iterator[str]:
     """The closing report: sizes, time, OOV table and nearest neighbours."""
     yield (
         f"vocabulary: {summary['vocabulary']:,} words (dim {summary['config']['dim']}), "
         f"{summary['added_tokens']:,} corpus tokens added from subwords, trained in {summary['seconds']:.1f} s"
     )
+    if "init" in summary:
+        init = summary["init"]
+        yield f"continued {init['vectors']}: {init['words_added']:,} words of the new text added to its {init['initial_vocabulary']:,}"
+    if summary.get("model_kept"):
+        yield f"full model kept: {summary['model_bytes'] / 1e6:,.1f} MB in {MODEL_FOLDER}/ (what --init continues)"
     if summary["coverage"]:
         yield "OOV tokens of the labeled corpora (as Flair's WordEmbeddings looks them up):"
         yield from oov_table(summary["coverage"])

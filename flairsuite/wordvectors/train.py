@@ -61,3 +61,20 @@ def train_fasttext(corpus: Iterable[list[str]], config: FastTextConfig, desc: st
         callbacks=[EpochProgress(model.epochs, desc)],
     )
     return model
+
+
+def continue_fasttext(model: FastText, corpus: Iterable[list[str]], epochs: int, threads: int, min_count: int, desc: str) -> int:
+    """Continue `model` on `corpus`: words of it that occur `min_count` times and the vocabulary lacks are added (gensim's
+    vocabulary update: fresh rows for them, the others keep theirs), then `epochs` passes with the learning rate decaying
+    linearly from the model's start value. The number of words added."""
+    before = len(model.wv)
+    model.workers, model.min_count = threads, min_count
+    model.build_vocab(corpus_iterable=corpus, update=True)
+    model.train(
+        corpus_iterable=corpus,
+        total_examples=model.corpus_count,
+        epochs=epochs,
+        callbacks=[EpochProgress(epochs, desc)],
+    )
+    model.epochs = epochs
+    return len(model.wv) - before
