@@ -194,3 +194,30 @@ def test_exclude_cuts_the_dev_and_test_sentences_of_named_corpora(tmp_path, corp
     bad = invoke("train-charlm", "--lang", "en", "--corpus", str(text), "--corpora-dir", str(corpus_root), "--exclude", "no-such-set",
                  "--out", str(tmp_path / "out"))
     assert "--exclude no-such-set: neither a labeled dataset of the registry nor a corpus folder" in one_error_line(bad)
+
+
+def test_exclude_reads_an_own_corpus_in_another_format_from_its_entry(tmp_path, corpus_root) -> None:
+    """--exclude '{path: ..., format: webanno}': the dev and test sentences of an INCEpTION export (the walk-through's
+    WebAnno TSV letters) are cut out as an experiment's entry reads them; a mapping without a path is one line."""
+    from flairsuite.corpora.labeled import read_splits
+    from flairsuite.corpora.own import own_corpus
+
+    export = Path(__file__).resolve().parent.parent / "experiments" / "walkthrough" / "annotations" / "inception"
+    spec = own_corpus({"path": str(export), "format": "webanno"}, Path.cwd())
+    dev = [" ".join(s.tokens) for s in read_splits(spec, corpus_root, ["dev"])["dev"].sentences if len(s.tokens) >= 8]
+    text = tmp_path / "raw.txt"
+    lines = fixture_text(200).splitlines()
+    lines[3] = f"{lines[3]} {dev[0]} {lines[4]}"
+    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def prepared_text(*exclude: str) -> str:
+        config = PrepareConfig(language="en", corpus=(str(text),), heldout_fraction=0.1, exclude=exclude)
+        corpus = prepare(config, corpus_root, tmp_path / "prepared")
+        return "".join(corpus.text_path(split).read_text(encoding="utf-8") for split in ("train", "valid", "test"))
+
+    assert dev[0] in prepared_text()
+    cut = prepared_text(f"{{path: {export}, format: webanno}}")
+    assert dev[0] not in cut and lines[4] in cut
+    bad = invoke("train-charlm", "--lang", "en", "--corpus", str(text), "--corpora-dir", str(corpus_root), "--exclude", "{format: webanno}",
+                 "--out", str(tmp_path / "out"))
+    assert "--exclude {format: webanno}: a corpus written as a mapping needs its path" in one_error_line(bad)

@@ -100,7 +100,8 @@ def test_a_missing_initial_pair_is_one_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("adapt", "message"), [
-    ("{init: de, text: texts/none.txt, name: x}", "adapt: text: texts/none.txt is not a file"),
+    ("{init: de, text: texts/none.txt, name: x}", "adapt: text: texts/none.txt is not a file or folder"),
+    ("{init: de, text: empty/, name: x}", "adapt: text: empty/: "),
     ("{init: de, text: texts/own.txt, name: x, max_chars: 0}", "adapt: max_chars must be a positive integer, or null for five passes over the text (found 0)"),
     ("{init: de, text: texts/own.txt, name: x, heldout_fraction: 0.7}", "adapt: heldout_fraction must be a number in (0, 0.5)"),
     ("{init: de, text: texts/own.txt, name: x, exclude: [ler]}", 'adapt: exclude: "ler" is not a corpus of the experiment (sturm)'),
@@ -116,6 +117,7 @@ def test_a_missing_initial_pair_is_one_line(tmp_path: Path) -> None:
 ])
 def test_bad_values_name_the_file(tmp_path: Path, adapt: str, message: str) -> None:
     write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
+    (tmp_path / "exp" / "empty").mkdir()
     path = experiment(tmp_path / "exp", adapt)
     with pytest.raises(InputError) as raised:
         load_experiment(path)
@@ -131,6 +133,15 @@ def test_the_block_is_read_relative_to_the_file(tmp_path: Path) -> None:
     assert both.specs() == ("charlm:de-own-forward", "charlm:de-own-backward", "fasttext:de-own")
     alone = load_experiment(experiment(tmp_path / "exp", "{fasttext: de, text: texts/own.txt, name: de-own}")).adaptation
     assert alone.specs() == ("fasttext:de-own",) and alone.init is None
+
+
+def test_a_folder_of_plain_letters_is_read_as_its_text_files(tmp_path: Path) -> None:
+    """`text: plain/` names every .txt / .txt.gz file below the folder (as train-charlm --corpus reads it), each
+    digested into the fingerprint, so a letter added later makes the block train again; other files are not text."""
+    letters = [write_file(tmp_path / "exp" / "plain" / name, own_text()) for name in ("b.txt", "a.txt", "sub/c.txt")]
+    write_file(tmp_path / "exp" / "plain" / "a.xml", "<TEI/>")
+    read = load_experiment(experiment(tmp_path / "exp", "{init: de, text: [plain/, plain/a.txt], name: de-own}")).adaptation
+    assert read.texts == tuple(sorted(p.resolve() for p in letters))
 
 
 def test_a_killed_adaptation_resumes_and_a_changed_one_starts_over(tmp_path: Path) -> None:
@@ -177,16 +188,20 @@ def test_the_initial_pair_is_never_overwritten(tmp_path: Path) -> None:
     assert (home / "charlm" / "de-forward" / "best-lm.pt").read_text(encoding="utf-8") == "initial forward"
 
 
-def test_an_own_corpus_in_another_format_is_not_excluded_silently(tmp_path: Path) -> None:
+def test_an_own_corpus_in_another_format_is_excluded_by_its_entry(tmp_path: Path) -> None:
+    """A doccano export among the corpora: `exclude` passes its reading keys to train-charlm --exclude as a mapping
+    (read back by the same reader), a column corpus with the defaults by its folder, a registered set by name."""
+    from flairsuite.rawtext.exclusion import own_entry
+
     write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
     for split in ("train", "dev", "test"):
         write_file(tmp_path / "exp" / "letters" / f"{split}.jsonl", '{"text": "Lieber Karl", "label": [[7, 11, "PER"]]}\n')
-    lines = ["name: adapted", "corpora: [{name: letters, path: letters/, format: jsonl}]", f"adapt: {ADAPT}", "embeddings:",
+    lines = ["name: adapted", "corpora: [sturm, {name: letters, path: letters/, format: jsonl}]", f"adapt: {ADAPT}", "embeddings:",
              f"  own: {SPECS}", "taggers: [map]", "seeds: [1]", ""]
     path = write_file(tmp_path / "exp" / "adapt.yaml", "\n".join(lines))
-    with pytest.raises(InputError) as raised:
-        load_experiment(path)
-    assert str(raised.value).startswith(f"{path}: adapt: exclude: letters is in format jsonl"), str(raised.value)
+    sturm, letters = load_experiment(path).adaptation.exclude
+    assert sturm == "sturm"
+    assert own_entry(letters) == {"format": "jsonl", "path": str((tmp_path / "exp" / "letters").resolve())}
     write_file(path, path.read_text(encoding="utf-8").replace("heldout_fraction: 0.2}", "heldout_fraction: 0.2, exclude: []}"))
     assert load_experiment(path).adaptation.exclude == ()
 

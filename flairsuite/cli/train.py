@@ -23,7 +23,8 @@ from flairsuite.cli.group import cli, corpora_dir_option
 )
 @click.option(
     "--exclude", multiple=True, metavar="CORPUS_OR_PATH",
-    help="A labeled dataset or own corpus folder whose dev and test sentences are cut out of the text too (repeatable).",
+    help="A labeled dataset or own corpus folder whose dev and test sentences are cut out of the text too (repeatable); "
+    "a corpus in another format than column as its experiment entry: '{path: data/letters/, format: webanno}'.",
 )
 @click.option("--direction", type=click.Choice(["forward", "backward", "both"]), default="both", show_default=True)
 @click.option(
@@ -113,7 +114,8 @@ def train_charlm(**options: Any) -> None:
 )
 @click.option(
     "--exclude", multiple=True, metavar="CORPUS_OR_PATH",
-    help="A labeled dataset or own corpus folder whose dev and test sentences are cut out of the text too (repeatable).",
+    help="A labeled dataset or own corpus folder whose dev and test sentences are cut out of the text too (repeatable); "
+    "a corpus in another format than column as its experiment entry: '{path: data/letters/, format: webanno}'.",
 )
 @click.option(
     "--corpus", multiple=True, type=click.Path(),

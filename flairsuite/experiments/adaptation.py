@@ -4,7 +4,7 @@ unannotated text before the runs.
     adapt:
       init: de                        # the pair to continue (charlm/de-forward, charlm/de-backward), as train-charlm --init
       fasttext: de                    # optional: fastText vectors to continue too (wordvectors/de-fasttext), as train-fasttext --init
-      text: [texts/letters.txt]       # raw text files, relative to the experiment file (a string for one)
+      text: [texts/letters.txt]       # raw text files or folders, relative to the experiment file (a string for one)
       name: de-letters                # the adapted pair: charlm/de-letters-forward, -backward; vectors: wordvectors/de-letters-fasttext
       max_chars: 5000000              # optional: characters per direction (default: train-charlm --init's, 5 passes)
       epochs: 5                       # optional: fastText's passes over the text (default: train-fasttext --init's, 5)
@@ -16,12 +16,14 @@ any other (`charlm:de-letters-forward`, `fasttext:de-letters`); `flairsuite tag`
 missing or its fingerprint changed (`flairsuite.tagging.adaptation`).
 """
 
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import CorpusChoice
+from flairsuite.rawtext.prepare import corpus_sources
 from flairsuite.settings_schema import KEYS, POSITIVE_INTEGER, CheckedSettings, Rule, Wording, interval, setting
 from flairsuite.values import show
 
@@ -68,18 +70,26 @@ def _fail(message: str) -> FlairsuiteError:
 
 
 def _texts(value: Any, base: Path) -> tuple[Path, ...]:
+    """The text files: each item a file, or a folder read as train-charlm --corpus reads one (its .txt and .txt.gz
+    files, so a letter added to the folder changes the fingerprint)."""
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items or not all(isinstance(item, str) and item for item in items):
-        raise _fail(f"text must be a file or a list of files of raw text (found {show(value)})")
-    paths = tuple((base / item).resolve() for item in items)
-    for item, path in zip(items, paths):
-        if not path.is_file():
-            raise FlairsuiteError(f"{KEY}: text: {item} is not a file ({path})")
-    return paths
+        raise _fail(f"text must be a file or folder, or a list of them, of raw text (found {show(value)})")
+    paths = []
+    for item in items:
+        path = (base / item).resolve()
+        if not path.exists():
+            raise FlairsuiteError(f"{KEY}: text: {item} is not a file or folder ({path})")
+        try:
+            paths.extend(source.path for source in corpus_sources("", [str(path)], base))
+        except FlairsuiteError as err:
+            raise FlairsuiteError(f"{KEY}: text: {item}: {err}") from None
+    return tuple(dict.fromkeys(paths))
 
 
 def _exclude(value: Any, corpora: list[CorpusChoice]) -> tuple[str, ...]:
-    """The corpora whose dev/test sentences are cut out, as --exclude arguments (own corpora by their folder)."""
+    """The corpora whose dev/test sentences are cut out, as --exclude arguments: registered ones by name, an own corpus by
+    its folder, or (another format than column, or other reading keys) its entry as a YAML mapping."""
     by_name = {corpus.name: corpus for corpus in corpora}
     chosen = list(by_name) if value is None else value
     if not isinstance(chosen, list) or not all(isinstance(name, str) for name in chosen):
@@ -87,11 +97,16 @@ def _exclude(value: Any, corpora: list[CorpusChoice]) -> tuple[str, ...]:
     for name in chosen:
         if name not in by_name:
             raise FlairsuiteError(f"{KEY}: exclude: {show(name)} is not a corpus of the experiment ({', '.join(by_name)})")
-        own = by_name[name].own
-        if own is not None and own.format is not None and own.format.kind != "column":  # --exclude reads a folder as column files
-            raise FlairsuiteError(f"{KEY}: exclude: {name} is in format {own.format.kind}, and train-charlm --exclude reads a corpus folder "
-                                  "in the column format: list the other corpora in exclude and keep its dev/test sentences out of the text yourself")
-    return tuple(dict.fromkeys(by_name[name].own.folder if by_name[name].own is not None else name for name in chosen))
+    return tuple(dict.fromkeys(_exclude_argument(by_name[name]) for name in chosen))
+
+
+def _exclude_argument(corpus: CorpusChoice) -> str:
+    if corpus.own is None:
+        return corpus.name
+    entry = corpus.own_entry or {"path": corpus.own.folder}
+    if set(entry) == {"path"}:
+        return corpus.own.folder  # a column corpus with the defaults: the folder, as before
+    return json.dumps(entry, sort_keys=True, ensure_ascii=False)  # JSON is YAML: train-charlm --exclude reads the mapping
 
 
 def parse_adaptation(data: dict[str, Any], base: Path, corpora: list[CorpusChoice], safe_name: Any) -> Optional[Adaptation]:

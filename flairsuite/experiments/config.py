@@ -25,6 +25,7 @@ class CorpusChoice:
     options: dict[str, str]
     subsample: Optional[float] = None
     own: Optional[DatasetSpec] = field(default=None, repr=False)
+    own_entry: Optional[dict[str, Any]] = field(default=None, repr=False, compare=False)  # its reading keys, `path` absolute
     dev_fraction: Optional[float] = None  # a registered set without a labeled test split: dev from train, its dev as test
     train: dict[str, Any] = field(default_factory=dict)  # the entry's own `train` overrides, after the experiment's
     tagger_train: dict[str, dict[str, Any]] = field(default_factory=dict)  # and its `tagger_train`, applied last

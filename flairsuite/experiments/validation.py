@@ -101,7 +101,9 @@ def _own_corpus(entry: dict[str, Any], base: Path) -> CorpusChoice:
     except FlairsuiteError as err:
         raise FlairsuiteError(f"corpora: {err}") from None
     overrides = {key: value for key, value in entry.items() if not (key == "train" and names_file)}
-    return CorpusChoice(spec.name, {}, _subsample(spec.name, entry.get(SUBSAMPLE)), own=spec, **_corpus_train(spec.name, overrides))
+    reading = {**{key: value for key, value in folder_keys.items() if key != "name"}, "path": spec.folder}
+    return CorpusChoice(spec.name, {}, _subsample(spec.name, entry.get(SUBSAMPLE)), own=spec, own_entry=reading,
+                        **_corpus_train(spec.name, overrides))
 
 
 def _corpus(entry: Any, base: Path) -> CorpusChoice:

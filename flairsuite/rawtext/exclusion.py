@@ -23,6 +23,7 @@ from flairsuite.corpora.registry import DatasetSpec, dataset, language_segmentat
 from flairsuite.corpora.tasks import LABELED_TASKS
 from flairsuite.errors import FlairsuiteError
 from flairsuite.rawtext.tokens import TOKEN
+from flairsuite.yaml_file import parse_yaml
 
 log = logging.getLogger("flairsuite")
 
@@ -71,15 +72,27 @@ def heldout_sentences(language: str, root: Path) -> tuple[list[tuple[str, ...]],
     return sentences, files
 
 
+def own_entry(argument: str) -> dict:
+    """An `--exclude` argument written as an experiment's own-corpus entry, a YAML mapping such as
+    `{path: data/letters/, format: webanno}` (for a corpus that is not in the column format); a bad one: a one-line error."""
+    entry = parse_yaml(argument, "--exclude")
+    if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+        raise FlairsuiteError(f"--exclude {argument}: a corpus written as a mapping needs its path, e.g. {{path: data/letters/, format: webanno}}")
+    return entry
+
+
 def excluded_sentences(corpora: Iterable[str], root: Path) -> tuple[list[tuple[str, ...]], list[Path]]:
-    """The dev and test sentences of each of `corpora` (`--exclude`: a registered NER or PoS dataset of any language, or an
-    own corpus folder read as an experiment's `path:` entry, its dev possibly a share of train), and the files they come from.
+    """The dev and test sentences of each of `corpora` (`--exclude`: a registered NER or PoS dataset of any language, an
+    own corpus folder read as an experiment's `path:` entry, or such an entry as a YAML mapping with its `format` and
+    other keys; its dev possibly a share of train), and the files they come from.
 
     All of them are cut out, whatever their length: the user named them."""
     sentences: list[tuple[str, ...]] = []
     files: list[Path] = []
     for name in corpora:
-        if is_folder_argument(name):
+        if name.lstrip().startswith("{"):
+            spec = own_corpus(own_entry(name), Path.cwd(), needed=HELDOUT_SPLITS)
+        elif is_folder_argument(name):
             spec = own_corpus({"path": name}, Path.cwd(), needed=HELDOUT_SPLITS)
         elif name in names() and dataset(name).task in LABELED_TASKS:
             spec = dataset(name)
