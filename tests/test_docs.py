@@ -191,3 +191,26 @@ def test_the_path_rule_catches_what_a_clone_lacks():
 def test_the_command_check_catches_unknown_commands():
     named = commands_named("`flairsuite tag x.yaml`, `flairsuite corpora lsit`\n```\nflairsuite trian-charlm --lang de\n```")
     assert sorted(" ".join(words) for words in named if unknown_command(words)) == ["corpora lsit", "trian-charlm"]
+
+
+def test_the_readme_experiment_for_own_letters_reads_as_written(tmp_path):
+    """README step 3's letters.yaml, written beside an INCEpTION export (the walk-through's WebAnno TSV letters) and a
+    folder of plain letters, is a valid experiment: the adapt: block reads the folder's text files, cuts the export's
+    dev/test out of that text by its entry, and the stack names the adapted pair it makes."""
+    import shutil
+
+    from flairsuite.experiments.reading import load_experiment
+    from flairsuite.rawtext.exclusion import own_entry
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = next(body for _, body in FENCE.findall(text) if body.startswith("# letters.yaml"))
+    shutil.copytree(ROOT / "experiments" / "walkthrough" / "annotations" / "inception", tmp_path / "data" / "letters")
+    plain = tmp_path / "data" / "plain" / "brief-1.txt"
+    plain.parent.mkdir()
+    plain.write_text("Lieber Herwarth, ich komme am Montag nach Berlin.\n", encoding="utf-8")
+    (tmp_path / "letters.yaml").write_text(block, encoding="utf-8")
+    config = load_experiment(tmp_path / "letters.yaml")
+    adaptation = config.adaptation
+    assert adaptation.texts == (plain.resolve(),)
+    assert [own_entry(e)["format"] for e in adaptation.exclude] == ["webanno"]
+    assert set(adaptation.specs()) <= {spec for stack in config.embeddings.values() for spec in stack}
