@@ -167,6 +167,21 @@ def test_new_rows_start_as_the_unk_row() -> None:
     assert torch.equal(wider["rnn.weight_hh_l0"], state["rnn.weight_hh_l0"])
 
 
+def raw_text_with(path: Path, sentence: str) -> tuple[Path, str]:
+    """English fixture text with `sentence` inside its fourth line; the file and the line that follows the sentence."""
+    lines = fixture_text(200).splitlines()
+    lines[3] = f"{lines[3]} {sentence} {lines[4]}"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path, lines[4]
+
+
+def prepared_splits(text: Path, root: Path, out: Path, exclude: tuple[str, ...]) -> str:
+    """The English text prepared with `exclude`: its train, valid and test splits joined."""
+    config = PrepareConfig(language="en", corpus=(str(text),), heldout_fraction=0.1, exclude=exclude)
+    corpus = prepare(config, root, out)
+    return "".join(corpus.text_path(split).read_text(encoding="utf-8") for split in ("train", "valid", "test"))
+
+
 def test_exclude_cuts_the_dev_and_test_sentences_of_named_corpora(tmp_path, corpus_root) -> None:
     """--exclude: a registered dataset of another language than the text's, and an own corpus folder (dev: its own file)."""
     own = tmp_path / "letters"
@@ -176,15 +191,10 @@ def test_exclude_cuts_the_dev_and_test_sentences_of_named_corpora(tmp_path, corp
         tags = [f"{token} {'B-LOC' if token in ('Lübeck', 'Welt') else 'O'}" for token in sentence.split()]
         (own / f"{split}.conll").write_text("\n".join(tags) + "\n\n", encoding="utf-8")
     sturm_dev = (corpus_root / "sturm" / "dev_sturm.conll").read_text().split()[::2]
-    text = tmp_path / "raw.txt"
-    lines = fixture_text(200).splitlines()
-    lines[3] = f"{lines[3]} {mine} {lines[4]}"
-    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text, _ = raw_text_with(tmp_path / "raw.txt", mine)
 
     def prepared_text(*exclude: str) -> str:
-        config = PrepareConfig(language="en", corpus=(str(text),), heldout_fraction=0.1, exclude=exclude)
-        corpus = prepare(config, corpus_root, tmp_path / "prepared")
-        return "".join(corpus.text_path(split).read_text(encoding="utf-8") for split in ("train", "valid", "test"))
+        return prepared_splits(text, corpus_root, tmp_path / "prepared", exclude)
 
     kept = prepared_text()
     assert mine in kept and " ".join(sturm_dev) in kept  # English text: the German sets are not cut by default
@@ -205,19 +215,10 @@ def test_exclude_reads_an_own_corpus_in_another_format_from_its_entry(tmp_path, 
     export = Path(__file__).resolve().parent.parent / "experiments" / "walkthrough" / "annotations" / "inception"
     spec = own_corpus({"path": str(export), "format": "webanno"}, Path.cwd())
     dev = [" ".join(s.tokens) for s in read_splits(spec, corpus_root, ["dev"])["dev"].sentences if len(s.tokens) >= 8]
-    text = tmp_path / "raw.txt"
-    lines = fixture_text(200).splitlines()
-    lines[3] = f"{lines[3]} {dev[0]} {lines[4]}"
-    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-    def prepared_text(*exclude: str) -> str:
-        config = PrepareConfig(language="en", corpus=(str(text),), heldout_fraction=0.1, exclude=exclude)
-        corpus = prepare(config, corpus_root, tmp_path / "prepared")
-        return "".join(corpus.text_path(split).read_text(encoding="utf-8") for split in ("train", "valid", "test"))
-
-    assert dev[0] in prepared_text()
-    cut = prepared_text(f"{{path: {export}, format: webanno}}")
-    assert dev[0] not in cut and lines[4] in cut
+    text, after = raw_text_with(tmp_path / "raw.txt", dev[0])
+    assert dev[0] in prepared_splits(text, corpus_root, tmp_path / "prepared", ())
+    cut = prepared_splits(text, corpus_root, tmp_path / "prepared", (f"{{path: {export}, format: webanno}}",))
+    assert dev[0] not in cut and after in cut
     bad = invoke("train-charlm", "--lang", "en", "--corpus", str(text), "--corpora-dir", str(corpus_root), "--exclude", "{format: webanno}",
                  "--out", str(tmp_path / "out"))
     assert "--exclude {format: webanno}: a corpus written as a mapping needs its path" in one_error_line(bad)

@@ -61,10 +61,14 @@ def marker_state(folder: Path, fingerprint: str, artifact: str = MODEL_FILE) -> 
 def train_arguments(adaptation: Adaptation, home: Path, resume: bool, threads: Any) -> list[str]:
     """The train-charlm command line that adapts the pair into `home`'s charlm folder."""
     args = ["--init", adaptation.init, "--name", adaptation.name, "--out", str(charlm_dir(home)), "--resume" if resume else "--force"]
-    args += [item for path in adaptation.texts for item in ("--corpus", str(path))]
+    budget = ["--max-chars", str(adaptation.max_chars)] if adaptation.max_chars is not None else []
+    return args + budget + text_arguments(adaptation, threads)
+
+
+def text_arguments(adaptation: Adaptation, threads: Any) -> list[str]:
+    """The options both trainers share: the texts, the excluded corpora, the held-out share and the threads."""
+    args = [item for path in adaptation.texts for item in ("--corpus", str(path))]
     args += [item for name in adaptation.exclude for item in ("--exclude", name)]
-    if adaptation.max_chars is not None:
-        args += ["--max-chars", str(adaptation.max_chars)]
     if adaptation.heldout_fraction is not None:
         args += ["--heldout-fraction", str(adaptation.heldout_fraction)]
     return args + (["--threads", str(threads)] if threads else [])
@@ -125,13 +129,8 @@ def vectors_record(adaptation: Adaptation, home: Path, source: Path) -> dict[str
 def vectors_arguments(adaptation: Adaptation, home: Path, threads: Any) -> list[str]:
     """The train-fasttext command line that adapts the vectors into `home`'s wordvectors folder."""
     args = ["--init", str(adaptation.fasttext), "--name", adaptation.name, "--out", str(wordvectors_dir(home)), "--force"]
-    args += [item for path in adaptation.texts for item in ("--corpus", str(path))]
-    args += [item for name in adaptation.exclude for item in ("--exclude", name)]
-    if adaptation.epochs is not None:
-        args += ["--epochs", str(adaptation.epochs)]
-    if adaptation.heldout_fraction is not None:
-        args += ["--heldout-fraction", str(adaptation.heldout_fraction)]
-    return args + (["--threads", str(threads)] if threads else [])
+    passes = ["--epochs", str(adaptation.epochs)] if adaptation.epochs is not None else []
+    return args + passes + text_arguments(adaptation, threads)
 
 
 def ensure_vectors(adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Any) -> bool:
