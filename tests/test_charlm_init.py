@@ -222,3 +222,6 @@ def test_exclude_reads_an_own_corpus_in_another_format_from_its_entry(tmp_path, 
     bad = invoke("train-charlm", "--lang", "en", "--corpus", str(text), "--corpora-dir", str(corpus_root), "--exclude", "{format: webanno}",
                  "--out", str(tmp_path / "out"))
     assert "--exclude {format: webanno}: a corpus written as a mapping needs its path" in one_error_line(bad)
+    missing = invoke("train-charlm", "--lang", "en", "--corpus", str(text), "--corpora-dir", str(corpus_root),
+                     "--exclude", "{path: nowhere/, format: webanno}", "--out", str(tmp_path / "out"))
+    assert one_error_line(missing).startswith("Error: --exclude {path: nowhere/, format: webanno}: ")

@@ -21,7 +21,7 @@ from flairsuite.corpora.own import is_folder_argument, own_corpus
 from flairsuite.corpora.readers import read_lines
 from flairsuite.corpora.registry import DatasetSpec, dataset, language_segmentation, names
 from flairsuite.corpora.tasks import LABELED_TASKS
-from flairsuite.errors import FlairsuiteError
+from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.rawtext.tokens import TOKEN
 from flairsuite.yaml_file import parse_yaml
 
@@ -81,6 +81,18 @@ def own_entry(argument: str) -> dict:
     return entry
 
 
+def _own_spec(argument: str) -> DatasetSpec:
+    """The own corpus an --exclude argument names (a folder, or an entry as a mapping); a bad one: a one-line error that
+    names the argument (errors at a file's line pass as they are)."""
+    entry = own_entry(argument) if argument.lstrip().startswith("{") else {"path": argument}
+    try:
+        return own_corpus(entry, Path.cwd(), needed=HELDOUT_SPLITS)
+    except InputError:
+        raise
+    except FlairsuiteError as err:
+        raise FlairsuiteError(f"--exclude {argument}: {err}") from None
+
+
 def excluded_sentences(corpora: Iterable[str], root: Path) -> tuple[list[tuple[str, ...]], list[Path]]:
     """The dev and test sentences of each of `corpora` (`--exclude`: a registered NER or PoS dataset of any language, an
     own corpus folder read as an experiment's `path:` entry, or such an entry as a YAML mapping with its `format` and
@@ -90,10 +102,8 @@ def excluded_sentences(corpora: Iterable[str], root: Path) -> tuple[list[tuple[s
     sentences: list[tuple[str, ...]] = []
     files: list[Path] = []
     for name in corpora:
-        if name.lstrip().startswith("{"):
-            spec = own_corpus(own_entry(name), Path.cwd(), needed=HELDOUT_SPLITS)
-        elif is_folder_argument(name):
-            spec = own_corpus({"path": name}, Path.cwd(), needed=HELDOUT_SPLITS)
+        if name.lstrip().startswith("{") or is_folder_argument(name):
+            spec = _own_spec(name)
         elif name in names() and dataset(name).task in LABELED_TASKS:
             spec = dataset(name)
         else:
