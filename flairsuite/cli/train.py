@@ -6,6 +6,12 @@ import click
 
 from flairsuite.cli.group import cli, corpora_dir_option
 
+exclude_option = click.option(
+    "--exclude", multiple=True, metavar="CORPUS_OR_PATH",
+    help="A labeled dataset or own corpus folder whose dev and test sentences are cut out of the text too (repeatable); "
+    "a corpus in another format than column as its experiment entry: '{path: data/letters/, format: webanno}'.",
+)
+
 
 @cli.command("train-charlm")
 @click.option(
@@ -21,11 +27,7 @@ from flairsuite.cli.group import cli, corpora_dir_option
     "--new-chars", type=click.Choice(["unk", "extend"]), default="unk", show_default=True,
     help="With --init: a character of the new text the model lacks is read as <unk>, or extends the dictionary with fresh rows.",
 )
-@click.option(
-    "--exclude", multiple=True, metavar="CORPUS_OR_PATH",
-    help="A labeled dataset or own corpus folder whose dev and test sentences are cut out of the text too (repeatable); "
-    "a corpus in another format than column as its experiment entry: '{path: data/letters/, format: webanno}'.",
-)
+@exclude_option
 @click.option("--direction", type=click.Choice(["forward", "backward", "both"]), default="both", show_default=True)
 @click.option(
     "--corpus", multiple=True, type=click.Path(),
@@ -112,11 +114,7 @@ def train_charlm(**options: Any) -> None:
     help="Continue trained vectors on the --corpus text (e.g. de: wordvectors/de-fasttext, or a vectors folder): gensim's "
     "vocabulary update of their full model (model/), which keeps its dim, buckets and window (docs/word-vectors.md). Needs --name.",
 )
-@click.option(
-    "--exclude", multiple=True, metavar="CORPUS_OR_PATH",
-    help="A labeled dataset or own corpus folder whose dev and test sentences are cut out of the text too (repeatable); "
-    "a corpus in another format than column as its experiment entry: '{path: data/letters/, format: webanno}'.",
-)
+@exclude_option
 @click.option(
     "--corpus", multiple=True, type=click.Path(),
     help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set (as train-charlm).",
