@@ -51,6 +51,26 @@ def write_json(target: Path, data: Any) -> None:
     write_text(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+def remove_stale_parts(target: Path) -> None:
+    """Delete the temporary folders of `target` that a killed process left (`.NAME.PID.part` whose PID runs no more):
+    a kill cannot run `atomic_folder`'s cleanup, and a folder may hold gigabytes (a fastText model)."""
+    for part in target.parent.glob(f".{target.name}.*.part"):
+        pid = part.name[len(target.name) + 2 : -len(".part")]
+        if pid.isdigit() and not process_alive(int(pid)):
+            shutil.rmtree(part, ignore_errors=True)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id runs (on this machine)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @contextmanager
 def atomic_folder(target: Path, force: bool) -> Iterator[Path]:
     """A temporary folder next to `target` that replaces `target` only if the block succeeds.
@@ -59,6 +79,7 @@ def atomic_folder(target: Path, force: bool) -> Iterator[Path]:
     """
     if target.exists() and not force:
         raise FlairsuiteError(f"{target} exists: pass --force to replace it")
+    remove_stale_parts(target)
     temp = target.with_name(f".{target.name}.{os.getpid()}.part")
     try:
         shutil.rmtree(temp, ignore_errors=True)
