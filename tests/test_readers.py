@@ -185,7 +185,9 @@ def test_column_empty_file_has_no_sentences(write):
 
 
 def conllu_row(index, form, upos="NOUN", misc="_"):
-    return "\t".join([index, form, "_", upos, "_", "_", "0", "_", "_", misc])
+    """A CoNLL-U line; a multiword range or an empty node has no HEAD, as the format says."""
+    head = "_" if "-" in index or "." in index else "0"
+    return "\t".join([index, form, "_", upos, "_", "_", head, "_", "_", misc])
 
 
 def test_conllu_skips_ranges_and_empty_nodes_and_reads_space_after(write):

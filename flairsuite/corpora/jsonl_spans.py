@@ -53,6 +53,9 @@ def doccano_spans(record: Any, path: Path, lineno: int) -> tuple[str, list[CharS
     text = record.get("text")
     if not isinstance(text, str):
         raise InputError(path, lineno, "no 'text' string in the record")
+    for key in ("label", "entities"):
+        if key in record and not isinstance(record[key], list):
+            raise InputError(path, lineno, f"'{key}' is a JSON {json_type(record[key])}, not a list of spans")
     if isinstance(record.get("label"), list):
         spans = []
         for item in record["label"]:
@@ -76,12 +79,14 @@ def label_studio_spans(task: Any, path: Path, lineno: int, repairs: Counter) -> 
         raise InputError(path, lineno, "a task is an object with 'data' (holding the text) and 'annotations'")
     data = task["data"]
     strings = [value for value in data.values() if isinstance(value, str)]
-    text = data["text"] if isinstance(data.get("text"), str) else (strings[0] if len(strings) == 1 else None)
+    if "text" in data and not isinstance(data["text"], str):
+        raise InputError(path, lineno, f"the task's data.text is a JSON {json_type(data['text'])}, not a string")
+    text = data["text"] if "text" in data else (strings[0] if len(strings) == 1 else None)
     if text is None:
         raise InputError(path, lineno, f"the task's data has no 'text' string (its keys: {', '.join(map(str, data)) or 'none'})")
-    annotations = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
+    annotations = [a for a in _objects(task, "annotations", path, lineno) if not _cancelled(a, path, lineno)]
     if not annotations:  # a pre-annotated task (`predict --format labelstudio`, a model's export): its predictions, counted
-        annotations = [a for a in task.get("predictions") or [] if isinstance(a, dict)]
+        annotations = _objects(task, "predictions", path, lineno)
         if annotations:
             repairs[FROM_PREDICTIONS] += 1
     if not annotations:
@@ -90,8 +95,10 @@ def label_studio_spans(task: Any, path: Path, lineno: int, repairs: Counter) -> 
     if len(annotations) > 1:
         repairs[OTHER_ANNOTATIONS] += len(annotations) - 1
     spans = []
-    for result in annotations[0].get("result") or []:
-        if not isinstance(result, dict) or result.get("type") != "labels":
+    for result in _objects(annotations[0], "result", path, lineno):
+        if not isinstance(result.get("type"), str):
+            raise InputError(path, lineno, f"result {json.dumps(result, ensure_ascii=False)[:80]} has no 'type' string")
+        if result["type"] != "labels":
             repairs[OTHER_RESULTS] += 1
             continue
         value = result.get("value")
@@ -102,10 +109,41 @@ def label_studio_spans(task: Any, path: Path, lineno: int, repairs: Counter) -> 
             repairs[MORE_LABELS] += len(labels) - 1
         span = _span(value.get("start"), value.get("end"), labels[0], text, path, lineno)
         surface = value.get("text")
-        if isinstance(surface, str) and text[span.start : span.end] != surface:
+        if surface is not None and not isinstance(surface, str):
+            raise InputError(path, lineno, f"span [{span.start}, {span.end}] has a value.text that is a JSON {json_type(surface)}, not a string")
+        if surface is not None and text[span.start : span.end] != surface:
             raise InputError(path, lineno, f"span [{span.start}, {span.end}] is '{text[span.start:span.end]}', not '{surface}'")
         spans.append(span)
     return text, spans
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type (object, list, string, number, boolean, null)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return {dict: "object", list: "list", str: "string"}.get(type(value), "number")
+
+
+def _objects(owner: dict, key: str, path: Path, lineno: int) -> list[dict]:
+    """The list of objects under `key` (absent or null: none); another JSON type, or an element that is no object, is an error."""
+    items = owner.get(key)
+    if items is None:
+        return []
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        found = json_type(items) if not isinstance(items, list) else "list holding a " + next(
+            json_type(item) for item in items if not isinstance(item, dict))
+        raise InputError(path, lineno, f"'{key}' is a JSON {found}, not a list of objects")
+    return items
+
+
+def _cancelled(annotation: dict, path: Path, lineno: int) -> bool:
+    """An annotation's `was_cancelled` (absent: false); a value other than true, false or null is an error."""
+    cancelled = annotation.get("was_cancelled")
+    if cancelled is not None and not isinstance(cancelled, bool):
+        raise InputError(path, lineno, f"'was_cancelled' is a JSON {json_type(cancelled)}, not true or false")
+    return bool(cancelled)
 
 
 def _tasks(path: Path, encoding: str) -> Iterator[tuple[int, Any]]:

@@ -85,7 +85,7 @@ FLAG_SENTENCE_END = "sentence ended by a flag"
 NO_SPACE_FLAGS = frozenset({"NoSpaceAfter", "SpaceAfter=No"})  # in the flag column: no whitespace after the token
 
 
-TAG_LIKE = re.compile(r"[A-Za-z][-_]\S")  # a misspelt tag (b-per, B_PER), not a column name: `header: auto` takes it for no header
+TAG_LIKE = re.compile(r"[A-Za-z][-_]\S|[BIESbies][-_]$|-")  # a misspelt or cut tag (b-per, B_PER, B-, -PER), not a column name: `header: auto` takes it for no header
 
 
 def is_tag(cell: str) -> bool:
@@ -172,10 +172,12 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Co
         # whitespace, as Flair's ColumnCorpus: trailing whitespace is cut, then any run of whitespace separates
         # columns (a line starting with whitespace has an empty first column)
         fields = WHITESPACE.split(line.rstrip()) if separator is None else line.split(separator)
+        width = len(fields) if separator is None else len(line.rstrip(separator).split(separator))  # trailing empty columns aside
         if plan is None:
             plan, header = _plan(fields, fmt, path, lineno)
-            if header:
+            if header:  # every token line has as many columns as the header names
                 repairs[HEADER_SKIPPED] += 1
+                first = (lineno, width)
                 continue
         if fmt.docstart and len(fields) >= _width(plan.text) and fields[plan.text] == fmt.docstart:
             # a document marker (whatever its column count) is no token, and ends any open sentence
@@ -191,12 +193,12 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Co
         token, tag = fields[plan.text], fields[plan.label].strip()
         if not token.strip():
             raise InputError(path, lineno, "empty token")
-        width = len(fields) if separator is None else len(line.rstrip(separator).split(separator))  # trailing empty columns aside
         if first is None:
             first = (lineno, width)
         elif width != first[1]:  # e.g. a token holding a space in a whitespace-separated file: its columns shift
             raise InputError(path, lineno, f"{width} {fmt.sep}-separated columns, but line {first[0]} has {first[1]}: every token line needs "
-                             "the same columns (a token with a space in it? then separate the columns by tabs: sep tab)")
+                             "the same columns as the first line, or as the header names (a token with a space in it? then "
+                             "separate the columns by tabs: sep tab)")
         if flagged:
             if continues(sentence.tags[-1], tag, fmt.scheme):
                 repairs[FLAG_IN_ENTITY] += 1
@@ -228,22 +230,64 @@ def _conllu_label(fields: list[str], label: Union[int, str], repairs: Counter) -
     return OUTSIDE
 
 
+CONLLU_WORD = re.compile(r"[1-9][0-9]*")
+CONLLU_RANGE = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
+MULTIWORD_EMPTY = (2, 3, 4, 6, 7, 8)  # LEMMA, UPOS, XPOS, HEAD, DEPREL, DEPS: `_` on a multiword range
+CONLLU_EMPTY = re.compile(r"(0|[1-9][0-9]*)\.([1-9][0-9]*)")
+
+
+@dataclass
+class ConlluIds:
+    """Where a CoNLL-U sentence's ids stand: the last word's id."""
+
+    word: int = 0
+
+
+def _conllu_id(fields: list[str], ids: ConlluIds, path: Path, lineno: int) -> bool:
+    """Whether a CoNLL-U line is a word (True) or a multiword range or empty node (False, skipped); an id outside the
+    format's grammar (`N`, `N-M` with N < M, `N.M`) or out of sequence (words 1, 2, 3, ...; a range starting at the next
+    word; an empty node after its word) is an error, as is a range or empty node with cells only a word has."""
+    ident = fields[0]
+    if CONLLU_WORD.fullmatch(ident):
+        if int(ident) != ids.word + 1:
+            raise InputError(path, lineno, f"word id {ident} after word {ids.word}: CoNLL-U words are numbered 1, 2, 3, ... in each sentence")
+        ids.word += 1
+        return True
+    found = CONLLU_RANGE.fullmatch(ident)
+    if found:
+        if any(fields[i] != "_" for i in MULTIWORD_EMPTY):
+            raise InputError(path, lineno, f"multiword range {ident} has a {CONLLU_COLUMNS[next(i for i in MULTIWORD_EMPTY if fields[i] != '_')]} "
+                                           "(a range holds only FORM, FEATS and MISC; its words follow it)")
+        if int(found.group(1)) != ids.word + 1 or int(found.group(2)) <= int(found.group(1)):
+            raise InputError(path, lineno, f"multiword range {ident} after word {ids.word}: a range N-M (N < M) starts at the next word")
+        return False
+    found = CONLLU_EMPTY.fullmatch(ident)
+    if found:
+        if fields[6] != "_" or fields[7] != "_":
+            raise InputError(path, lineno, f"empty node {ident} has a HEAD or DEPREL (an empty node has neither; a word is numbered N)")
+        if int(found.group(1)) != ids.word:
+            raise InputError(path, lineno, f"empty node {ident} after word {ids.word}: an empty node N.M follows word N")
+        return False
+    raise InputError(path, lineno, f"'{ident}' is no CoNLL-U id (a word N, a multiword range N-M or an empty node N.M)")
+
+
 def read_conllu(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Counter] = None) -> Iterator[TaggedSentence]:
     """Sentences of a CoNLL-U file; multiword-token ranges and empty nodes are skipped."""
     repairs = Counter() if repairs is None else repairs
     sentence = TaggedSentence()
+    ids = ConlluIds()
     for lineno, line in read_lines(path, encoding):
         if not line.strip():
             if sentence.tokens:
                 yield sentence
-            sentence = TaggedSentence()
+            sentence, ids = TaggedSentence(), ConlluIds()
             continue
         if line.startswith("#"):
             continue
         fields = line.split("\t")
         if len(fields) != 10:
             raise InputError(path, lineno, f"expected 10 tab-separated CoNLL-U columns, found {len(fields)}")
-        if "-" in fields[0] or "." in fields[0]:
+        if not _conllu_id(fields, ids, path, lineno):
             continue
         if not fields[1].strip():
             raise InputError(path, lineno, "empty token")

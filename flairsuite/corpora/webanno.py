@@ -16,6 +16,10 @@ documentation, "WebAnno TSV 3.3 File format"): one span layer and one of its fea
   mapped to characters; `S-T.K` rows are sub-tokens, which only carry annotations.
 - In the chosen column `_` is no annotation, `*` an annotation without a value (dropped, counted), stacked
   annotations are separated by `|`, and `VALUE[N]` marks the rows of one multi-unit annotation N; `\\` escapes are undone.
+- What the specification does not allow is an error at its line, never read another way: a row with another number of
+  columns than the declarations give (one trailing empty column, INCEpTION's closing tab, aside), a bracket in a value
+  that is no `[N]` (an unclosed `PER[2`; a literal bracket is written `\\[`), an annotation N that reappears after a
+  token without it (its rows must be adjacent; only sub-token rows may lie between) or with another value.
 - The spans then go onto the tokens by the rules of `spans.py` (stacked spans: the longest first kept, the others
   dropped; a span on a sub-token splits its token), each counted.
 """
@@ -39,6 +43,7 @@ LAYER_PREFIXES = {"#T_SP=": "span", "#T_CH=": "chain", "#T_RL=": "relation"}
 ROW_ID = re.compile(r"(\d+)-(\d+)(?:\.(\d+))?$")
 OFFSETS = re.compile(r"(\d+)-(\d+)$")
 STACK_SEPARATOR = re.compile(r"(?<!\\)\|")
+ANNOTATION_ITEM = re.compile(r"(?P<value>(?:[^\\\[\]]|\\.)*)(?:\[(?P<id>\d+)\])?", re.DOTALL)  # VALUE or VALUE[N], \\-escapes inside
 VALUE_ESCAPES = {"\\\\": "\\", "\\[": "[", "\\]": "]", "\\|": "|", "\\_": "_", "\\->": "->", "\\;": ";", "\\t": "\t",
                  "\\n": "\n", "\\*": "*"}
 TEXT_ESCAPES = {"\\\\": "\\", "\\t": "\t", "\\n": "\n", "\\f": "\f", "\\r": "\r", "\\b": "\b",
@@ -127,7 +132,9 @@ class _Document:
     text: list[str] = field(default_factory=list)
     length16: int = 0  # the text's length in UTF-16 units
     sentences: list[list[tuple[int, int, int, str]]] = field(default_factory=list)  # (begin16, end16, line, form) of each token
-    annotations: dict[object, list] = field(default_factory=dict)  # key -> [begin16, end16, value, line]
+    annotations: dict[object, list] = field(default_factory=dict)  # key -> [begin16, end16, value, first line, last row]
+    subtoken_rows: set[int] = field(default_factory=set)  # the rows (counted over the file, from 1) that are sub-tokens
+    subtokens: list[tuple[int, int, int, str]] = field(default_factory=list)  # (begin16, end16, line, form) of each sub-token
 
     def add_text(self, text: str) -> None:
         self.text.append(text)
@@ -175,23 +182,31 @@ def _header(lines: Iterator[tuple[int, str]], path: Path) -> tuple[tuple[int, in
     return (int(match.group(1)), int(match.group(2))), layers, last
 
 
-def _annotations(cell: str, row: int, unit: tuple[int, int], document: _Document, lineno: int) -> None:
-    """Record the annotations of one cell of the chosen column (stacked ones by `|`; `[N]`: a multi-unit annotation's id)."""
+def _annotations(cell: str, row: int, unit: tuple[int, int], document: _Document, path: Path, lineno: int) -> None:
+    """Record the annotations of one cell of the chosen column (stacked ones by `|`; `[N]`: a multi-unit annotation's id,
+    whose rows must be adjacent, only sub-token rows between, and keep one value)."""
     if cell == "_":
         return
-    for index, raw in enumerate(STACK_SEPARATOR.split(cell)):
-        key: object = (row, index)
-        if raw.endswith("]") and not raw.endswith("\\]") and "[" in raw:
-            body, _, ident = raw[:-1].rpartition("[")
-            if ident.isdigit():
-                raw, key = body, ("id", int(ident))
+    for index, item in enumerate(STACK_SEPARATOR.split(cell)):
+        match = ANNOTATION_ITEM.fullmatch(item)
+        if match is None:
+            raise InputError(path, lineno, f"'{item}' is no annotation value: a bracket that is no [N] id (unclosed?); "
+                                           "a literal bracket is escaped as \\[ or \\]")
+        raw, ident = match.group("value"), match.group("id")
+        key: object = (row, index) if ident is None else ("id", int(ident))
         value = None if raw == "*" else unescape_value(raw)
         begin, end = unit
         known = document.annotations.get(key)
         if known is None:
-            document.annotations[key] = [begin, end, value, lineno]
-        else:
-            known[0], known[1] = min(known[0], begin), max(known[1], end)
+            document.annotations[key] = [begin, end, value, lineno, row]
+            continue
+        if known[2] != value:
+            raise InputError(path, lineno, f"annotation [{ident}] has the value '{raw}' here but another at line {known[3]}: "
+                                           "the rows of one annotation share its value")
+        if any(between not in document.subtoken_rows for between in range(known[4] + 1, row)):
+            raise InputError(path, lineno, f"annotation [{ident}] reappears here after tokens without it (it was last at line "
+                                           f"{known[3]}): the rows of one annotation are adjacent")
+        known[0], known[1], known[4] = min(known[0], begin), max(known[1], end), row
 
 
 def read_webanno(path: Path, fmt: FormatSpec, encoding: str, repairs: Counter) -> Iterator[TaggedSentence]:
@@ -217,9 +232,11 @@ def read_webanno(path: Path, fmt: FormatSpec, encoding: str, repairs: Counter) -
                 sentence_text.append(_text_line(line[len("#Text=") :], java_escaped, path, lineno))
             continue
         fields = line.split("\t")
-        if len(fields) < width:
+        if len(fields) == width + 1 and fields[-1] == "":
+            fields.pop()  # INCEpTION ends each row with a tab
+        if len(fields) != width:
             raise InputError(path, lineno, f"expected {width} tab-separated columns (id, offsets, token and {width - 3} of the declared layers), "
-                                           f"found {len(fields)}")
+                                           f"found {len(fields)}: a column without its layer declaration, or a row cut short?")
         ident, offsets = ROW_ID.match(fields[0]), OFFSETS.match(fields[1])
         if not ident or not offsets:
             raise InputError(path, lineno, f"'{fields[0]}\t{fields[1]}' is no 'SENTENCE-TOKEN<TAB>BEGIN-END' pair")
@@ -240,12 +257,15 @@ def read_webanno(path: Path, fmt: FormatSpec, encoding: str, repairs: Counter) -
         if subtoken:
             if token_unit is None or not token_unit[0] <= begin <= end <= token_unit[1]:
                 raise InputError(path, lineno, f"sub-token {fields[0]} at {begin}-{end} lies outside its token")
+            document.subtokens.append((begin, end, lineno, fields[2]))
         else:
             document.sentences[-1].append((begin, end, lineno, fields[2]))
             token_unit = (begin, end)
+        row += 1
+        if subtoken:
+            document.subtoken_rows.add(row)
         if column is not None:
-            row += 1
-            _annotations(fields[3 + column], row, (begin, end), document, lineno)
+            _annotations(fields[3 + column], row, (begin, end), document, path, lineno)
     yield from _tagged(document, path, column, repairs)
 
 
@@ -273,6 +293,13 @@ def _open_sentence(document: _Document, text: str, begin: int, lineno: int) -> t
     return lineno, start, start + _units(text)
 
 
+def _check_form(text: str, token: CharToken, form: str, path: Path, what: str = "token") -> None:
+    """A (sub-)token row's form must be the text at its offsets (as written, or with the format's escapes)."""
+    found = text[token.start : token.end]
+    if found not in (form, unescape_text(form), unescape_value(form)):
+        raise InputError(path, token.line, f"{what} '{form}' is not the text at its offsets ('{found}')")
+
+
 def _tagged(document: _Document, path: Path, column: Optional[int], repairs: Counter) -> list[TaggedSentence]:
     """The document's sentences with the chosen column's annotations as BIO tags (`spans.tagged_sentences`)."""
     text = "".join(document.text)
@@ -287,12 +314,12 @@ def _tagged(document: _Document, path: Path, column: Optional[int], repairs: Cou
     for rows in document.sentences:
         tokens = [CharToken(char(b, line), char(e, line), line) for b, e, line, _ in rows]
         for token, (_, _, line, form) in zip(tokens, rows):
-            found = text[token.start : token.end]
-            if found not in (form, unescape_text(form), unescape_value(form)):
-                raise InputError(path, line, f"token '{form}' is not the text at its offsets ('{found}')")
+            _check_form(text, token, form, path)
         sentences.append(tokens)
+    for begin, end, line, form in document.subtokens:
+        _check_form(text, CharToken(char(begin, line), char(end, line), line), form, path, "sub-token")
     spans = []
-    for begin, end, value, line in document.annotations.values():
+    for begin, end, value, line, _ in document.annotations.values():
         if value is None:
             repairs[NO_VALUE] += 1
             continue
