@@ -80,11 +80,11 @@ def flair_child(args: argparse.Namespace, home: Path) -> dict:
     from flair.trainers import ModelTrainer
 
     from flairsuite.embeddings import set_trainable, stack
-    from flairsuite.experiments.config import CorpusChoice
+    from flairsuite.experiments.corpus_choice import CorpusChoice
     from flairsuite.models.registry import build_tagger
     from flairsuite.paths import corpora_dir
     from flairsuite.tagging.data import load_labeled
-    from flairsuite.tagging.grid import LABEL_TYPE, tag_dictionary
+    from flairsuite.tagging.grid_data import LABEL_TYPE, tag_dictionary
     from flairsuite.tagging.scoring import strict_scores
 
     sys.path.insert(0, str(REPO / "experiments"))

@@ -58,10 +58,10 @@ def run_flair(args: argparse.Namespace, work: Path) -> dict[str, float]:
 
     from flairsuite.corpora.loading import load_corpus
     from flairsuite.embeddings import stack
-    from flairsuite.experiments.config import CorpusChoice
+    from flairsuite.experiments.corpus_choice import CorpusChoice
     from flairsuite.models.registry import build_tagger, default_train
     from flairsuite.models.settings import OPTIMIZERS
-    from flairsuite.tagging.grid import tag_dictionary
+    from flairsuite.tagging.grid_data import tag_dictionary
 
     corpus = load_corpus("sturm", Path(args.corpora_dir))
     scores = {}

@@ -46,7 +46,7 @@ from flairsuite.models.settings import OPTIMIZERS
 from flairsuite.paths import corpora_dir, home, results_dir
 from flairsuite.results.metrics_file import METRICS_FILE
 from flairsuite.tagging.data import load_labeled, subsample_note
-from flairsuite.tagging.grid import LABEL_TYPE, tag_dictionary
+from flairsuite.tagging.grid_data import LABEL_TYPE, tag_dictionary
 from flairsuite.tagging.scoring import flair_f1, strict_scores
 
 

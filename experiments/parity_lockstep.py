@@ -58,7 +58,7 @@ from flairsuite.paths import corpora_dir, home, results_dir
 from flairsuite.tagging import train as suite_train
 from flairsuite.tagging.data import LabeledSplit, load_labeled
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.grid import LABEL_TYPE, embedding_modules, tag_dictionary
+from flairsuite.tagging.grid_data import LABEL_TYPE, embedding_modules, tag_dictionary
 from flairsuite.tagging.train import TaggerTraining, dev_score, trained_state
 
 EMBED_BATCH = 64  # sentences per call of the stack's embed()

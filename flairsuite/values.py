@@ -22,11 +22,6 @@ def is_finite_number(value: Any) -> bool:
     return is_number(value) and math.isfinite(value)
 
 
-def is_non_negative_number(value: Any) -> bool:
-    """Whether `value` is a finite number of at least 0."""
-    return is_finite_number(value) and value >= 0
-
-
 def is_positive_number(value: Any) -> bool:
     """Whether `value` is a finite number above 0."""
     return is_finite_number(value) and value > 0

@@ -34,13 +34,13 @@ from flairsuite.bert.settings import settings_from
 from flairsuite.bert.vocabulary import continuation_ids, hf_tokenizer, train_wordpiece
 from flairsuite.embeddings import artifact_digest, artifact_path, resolve, set_trainable, stack, token_vectors
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import CorpusChoice
+from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.models.registry import build_tagger, fine_tune_train
 from flairsuite.models.settings import TrainSettings
 from flairsuite.paths import bert_dir
 from flairsuite.tagging.data import load_labeled
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.grid import embedding_modules, tag_dictionary
+from flairsuite.tagging.grid_data import embedding_modules, tag_dictionary
 from flairsuite.tagging.train import TaggerTraining, train_tagger
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""experiments/device (issue 65) on the CPU with a tiny configuration: prepare's bundle, the device-side script killed and
+"""tools/device (issue 65) on the CPU with a tiny configuration: prepare's bundle, the device-side script killed and
 resumed, its parts within the device tool's limits, and reassembly into models that load; the wheel list without downloads."""
 
 import importlib.metadata
@@ -15,7 +15,7 @@ import pytest
 from conftest import german_text, write_file
 
 ROOT = Path(__file__).resolve().parent.parent
-DEVICE = ROOT / "experiments" / "device"
+DEVICE = ROOT / "tools" / "device"
 TINY_LM = ("--hidden-size 32 --embedding-size 16 --batch-size 8 --sequence-length 40 --sequence-length-start 40 --ramp-chars 0 "
            "--validate-chars 8000 --valid-chars 2000 --checkpoint-minutes 0.01 --max-chars 60000 --threads 1 --precision float32")
 TINY_BERT = ("--layers 1 --hidden-size 32 --heads 2 --sequence-length 32 --vocab-size 150 --batch-size 8 --learning-rate 0.003 --threads 1 "

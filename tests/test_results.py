@@ -146,7 +146,7 @@ def test_a_taggers_overrides_are_footnoted_from_its_own_runs(table3):
 
 def test_train_note_footnote_reads_the_format_experiments_write():
     """merged_train_note parses what CorpusChoice.train_note writes (the two live in different layers)."""
-    from flairsuite.experiments.config import CorpusChoice
+    from flairsuite.experiments.corpus_choice import CorpusChoice
     from flairsuite.results.tables import merged_train_note
 
     note = CorpusChoice("ler", {}, train={"max_epochs": 30}, tagger_train={"bilstm-crf": {"max_epochs": 10, "precision": "bfloat16"}}).train_note

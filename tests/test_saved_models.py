@@ -34,8 +34,8 @@ def load_sequence_tagger(path: Path) -> flair.nn.Classifier:
     return SequenceTagger.load(path)
 
 
-def load_cse_by_old_path(path: Path) -> flair.nn.Classifier:
-    from flairsuite.tagging.cse import ClassStartEndTagger  # the import path of the code that saved it
+def load_cse_by_class(path: Path) -> flair.nn.Classifier:
+    from flairsuite.models.cse import ClassStartEndTagger  # the file names no module: the old tagging.cse path saved it alike
 
     return ClassStartEndTagger.load(path)
 
@@ -48,7 +48,7 @@ def load_cse_by_flair(path: Path) -> flair.nn.Classifier:
 
 @pytest.mark.parametrize(
     "name, load",
-    [("map", load_sequence_tagger), ("lcrf-ner", load_sequence_tagger), ("cse", load_cse_by_old_path), ("cse", load_cse_by_flair)],
+    [("map", load_sequence_tagger), ("lcrf-ner", load_sequence_tagger), ("cse", load_cse_by_class), ("cse", load_cse_by_flair)],
 )
 def test_saved_model_loads_and_predicts_the_recorded_spans(name: str, load: Callable[[Path], flair.nn.Classifier]) -> None:
     model = load(FIXTURES / f"{name}.pt")

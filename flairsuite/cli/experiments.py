@@ -233,7 +233,6 @@ def results(
 
     from flairsuite.paths import results_dir
     from flairsuite.results.collect import only_experiment, per_type_frame, read_runs, runs_frame
-    from flairsuite.results.plot import write_plot
     from flairsuite.results.tables import report
 
     root = Path(directory) if directory else results_dir()
@@ -288,5 +287,7 @@ def results(
         click.echo("\n\n" + lengths)
     if plot is not None:
         target = Path(plot) if plot else root / "comparison.png"
+        from flairsuite.results.plot import write_plot  # matplotlib: only where a chart is drawn
+
         write_plot(frame, target, metric, split, table8=layout == "table8")
         click.echo(f"wrote {target}", err=True)

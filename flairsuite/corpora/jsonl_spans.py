@@ -22,7 +22,6 @@ from typing import Any, Optional
 
 from flairsuite.corpora.readers import TaggedSentence, read_lines
 from flairsuite.corpora.registry import FormatSpec
-from flairsuite.corpora.segmentation import flair_view, split_text
 from flairsuite.corpora.spans import CharSpan, CharToken, tagged_sentences
 from flairsuite.errors import InputError
 from flairsuite.values import is_int
@@ -191,7 +190,10 @@ def _records(path: Path, encoding: str, repairs: Counter) -> Iterator[tuple[int,
 
 
 def tokens_of(text: str, lineno: int) -> list[list[CharToken]]:
-    """The sentences and tokens `predict` makes of `text`, as character offsets in it."""
+    """The sentences and tokens `predict` makes of `text`, as character offsets in it (Flair's tokenizer, imported here:
+    reading the other formats needs neither Flair nor torch)."""
+    from flairsuite.corpora.segmentation import flair_view, split_text
+
     view = flair_view(text)
     sentences = []
     for sentence in split_text(view.text):

@@ -157,12 +157,6 @@ def _labeled(spec: DatasetSpec) -> None:
         raise FlairsuiteError(f"{spec.name} is a raw-text set; it has no labeled splits")
 
 
-def resolve_splits(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] = None) -> dict[str, Path]:
-    """Paths of the requested splits (default: all registered); an error for any that is missing. A split of several
-    files (an own corpus's) gives its first: `split_files` gives them all."""
-    return {split: paths[0] for split, paths in split_files(spec, root, splits).items()}
-
-
 def split_files(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] = None) -> dict[str, list[Path]]:
     """The file(s) of each requested split (default: all registered), in reading order; an error for any that is missing."""
     _labeled(spec)

@@ -85,7 +85,8 @@ FLAG_SENTENCE_END = "sentence ended by a flag"
 NO_SPACE_FLAGS = frozenset({"NoSpaceAfter", "SpaceAfter=No"})  # in the flag column: no whitespace after the token
 
 
-TAG_LIKE = re.compile(r"[A-Za-z][-_]\S|[BIESbies][-_]$|-")  # a misspelt or cut tag (b-per, B_PER, B-, -PER), not a column name: `header: auto` takes it for no header
+# a misspelt or cut tag (b-per, B_PER, B-, -PER), not a column name: `header: auto` takes it for no header
+TAG_LIKE = re.compile(r"[A-Za-z][-_]\S|[BIESbies][-_]$|-")
 
 
 def is_tag(cell: str) -> bool:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Optional
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import CorpusChoice
+from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.rawtext.prepare import corpus_sources
 from flairsuite.settings_schema import KEYS, POSITIVE_INTEGER, CheckedSettings, Rule, Wording, interval, setting
 from flairsuite.values import show

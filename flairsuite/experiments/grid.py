@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from flairsuite.embeddings import frozen
-from flairsuite.experiments.config import CorpusChoice, ExperimentConfig
+from flairsuite.experiments.config import ExperimentConfig
+from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.models.registry import fine_tune_train, tagger_spec
 
 FINE_TUNED = "ft"  # the path component of fine-tuned runs, after the stack's

@@ -20,7 +20,8 @@ from flairsuite.experiments.active_learning import EXAMPLE as ACTIVE_LEARNING_EX
 from flairsuite.experiments.active_learning import parse_active_learning
 from flairsuite.experiments.adaptation import EXAMPLE as ADAPT_EXAMPLE
 from flairsuite.experiments.adaptation import parse_adaptation
-from flairsuite.experiments.config import CorpusChoice, ExperimentConfig
+from flairsuite.experiments.config import ExperimentConfig
+from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.experiments.grid import cross, match_runs, tunable
 from flairsuite.models.registry import TAGGERS, tagger_spec
 from flairsuite.models.settings import TrainSettings

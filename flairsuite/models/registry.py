@@ -20,46 +20,13 @@ types (`span_labels`), as `corpus.make_label_dictionary("ner", add_unk=False)` m
 | `bilstm-crf-noproj` | as `bilstm-crf` without Flair's reprojection layer (the reprojection ablation) | `PAPER_TRAIN` |
 | `cse` | Class-Start-End heads on the embeddings (flairsuite/models/cse.py) | `LINEAR_TRAIN` |
 
-The linear taggers skip Flair's reprojection layer (two linear maps in a row are still one linear
-map, the paper's Eq. 12, so the D x D layer only adds parameters to fit).
-
-The BiLSTM taggers keep it, as Flair builds them; Akbik et al. 2018 describe none. Nothing nonlinear
-stands between it and the LSTM's input map, so `bilstm-crf-noproj` (without it) can represent the same
-functions. Measured on Sturm (`experiments/ablation-reproject-de.yaml`, 3 seeds, 30 epochs, one thread):
-without it a run took 313 s against 489 s, but dev F1 fell by 0.56 (90 % interval [-2.14, +1.03]) and
-test F1 by 1.89, so the recipe keeps it.
-
-Dropout, measured. Flair's `SequenceTagger.forward` applies its locked dropout (default 0.5) before
-*and* after the RNN block, also when there is no RNN: a linear tagger sees a random half of a
-half of the embedding dimensions of every sentence, 75 % dropped. On Sturm with the released LM pair
-(`proposed` stack, 10 epochs, seed 1, Adam 0.01), test F1 of Map / Map-CRF was 41.4 / 42.8 with
-locked dropout 0.5, 55.2 / 57.0 with 0.2, and 65.2 / 70.8 with 0 (SGD 0.1: 36.9 / 35.1, 50.4 / 54.5,
-60.8 / 60.7). So the linear taggers (and `cse`) train without locked dropout; the BiLSTM taggers keep
-Flair's 0.5, whose second application regularises the RNN output as Flair intends.
-
-Training defaults (`default_train`; an experiment's `train` and `tagger_train` override them), both
-`TrainSettings` (flairsuite/models/settings.py, which checks every value):
-
-- `PAPER_TRAIN`: the paper's settings, `TrainSettings()`: vanilla SGD, learning rate 0.1, mini-batch
-  32, learning rate halved when dev F1 has not improved for more than 3 epochs (the paper anneals on
-  training loss with patience 5), up to 150 epochs, the best dev epoch kept.
-- `LINEAR_TRAIN`: Adam with learning rate 0.01, all else as `PAPER_TRAIN`. A linear tagger's problem
-  is convex; Adam's per-weight step sizes cope with the differently scaled parts of a stack (LM
-  states in [-1, 1], fastText vectors) where one SGD step size (Flair sums the loss over a batch's
-  tokens and clips at norm 5) moves mostly along the largest features; 0.01 moves a tag-map weight
-  by ~0.1-1 within the ~80 steps of a Sturm epoch. Measured above: Adam beats SGD 0.1 by 4-10 points
-  at 10 epochs for both linear taggers.
-- `fine_tune_train(corpus)`: every tagger, when it fine-tunes its BERTs (`fine_tune: true`). From
-  the small-BERT paper (Zöllner et al. 2021, §6.1): mini-batches of 16 and a training length of
-  30 epochs of 5,000 sentences (150,000 samples; LER: 50 x 5,000 = 250,000). From Flair's
-  `ModelTrainer.fine_tune`, where the paper says nothing: AdamW (torch's defaults, weight decay
-  0.01), learning rate 5e-5 for the whole model, linear warm-up over the first 10 % of the steps
-  then linear decay to 0, and the model of the last epoch kept (dev F1 is recorded per epoch).
-  The suite's own: batches of sentences of similar length (`bucket_batches: 50`, pools of 50
-  batches sorted by length, the batches shuffled), which pads a transformer's batches far less
-  than random ones (measured on Sturm: 2.7x the real sub-tokens in random batches of 16, 1.13x; an
-  epoch of `bert:de-cpu` + `map` on a 25 % sample, one thread: 30 s with random batches, 22 s pooled).
-  Gradient clipping at 5 and the loss summed over a batch's tokens are Flair's, as for all taggers.
+The linear taggers skip Flair's reprojection layer (two linear maps in a row are one linear map, the paper's
+Eq. 12) and train without locked dropout; the BiLSTM taggers keep both, as Flair builds them. Training defaults
+(`default_train`; an experiment's `train` and `tagger_train` override them) are `TrainSettings`
+(flairsuite/models/settings.py): `PAPER_TRAIN`, the paper's SGD schedule (learning rate 0.1, mini-batch 32, halved
+after 3 epochs without dev gain, up to 150 epochs, best dev epoch kept); `LINEAR_TRAIN`, Adam 0.01, all else as
+`PAPER_TRAIN`; `fine_tune_train(corpus)` for fine-tuned BERTs (Zöllner et al. 2021, §6.1, and Flair's `fine_tune`).
+The measurements behind each choice are in results/README.md ("Why the taggers are built as they are").
 """
 
 from dataclasses import dataclass, replace

@@ -60,7 +60,7 @@ from flairsuite.settings_schema import NON_NEGATIVE_INTEGER, TEXT, Rule
 from flairsuite.summary_file import read_record
 from flairsuite.tagging.data import LabeledSplit
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.grid import GridData, features, label_type, tag_dictionary
+from flairsuite.tagging.grid_data import GridData, features, label_type, tag_dictionary
 from flairsuite.tagging.scoring import task_scores
 from flairsuite.tagging.train import decode, train_tagger
 

@@ -14,14 +14,12 @@ Layout of `results/<experiment>/`:
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import flair
 import torch
-from flair.data import Dictionary
-from flair.embeddings import StackedEmbeddings, TokenEmbeddings
 from tqdm import tqdm
 
 import flairsuite
@@ -30,7 +28,7 @@ from flairsuite.atomic import atomic_file, write_json
 from flairsuite.corpora.tasks import task
 from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import CorpusChoice, ExperimentConfig
+from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run, match_runs, runs
 from flairsuite.experiments.identity import fingerprint, run_fingerprint, run_record
 from flairsuite.experiments.reading import load_experiment
@@ -46,9 +44,8 @@ from flairsuite.results.metrics_file import FIX_FOLDER, METRICS_FILE, read_run, 
 from flairsuite.results.predictions import PREDICTIONS_FILE, write_predictions
 from flairsuite.settings_schema import TEXT
 from flairsuite.summary_file import read_record
-from flairsuite.tagging.cache import cached_vectors, frozen
-from flairsuite.tagging.data import LabeledSplit, labeled_splits, subsample_note
-from flairsuite.tagging.features import Part, SplitFeatures
+from flairsuite.tagging.data import subsample_note
+from flairsuite.tagging.grid_data import TRAIN_WITH_DEV, GridData, embedding_modules, features, label_type, tag_dictionary
 from flairsuite.tagging.renamed import adopt_renamed
 from flairsuite.tagging.reuse import copy_run, same_run_elsewhere
 from flairsuite.tagging.scoring import flair_f1, strict_scores, task_scores
@@ -57,65 +54,6 @@ from flairsuite.tagging.train import decode, train_tagger
 STATE_FILE = "experiment.json"
 MODEL_FILE = "model.pt"
 CHECKPOINT_FILE = "checkpoint.pt"
-LABEL_TYPE = "ner"
-TRAIN_WITH_DEV = "train+dev"  # the training split of `train_with_dev` runs (cached on its own)
-
-
-@dataclass
-class GridData:
-    """Corpora and cached embedding arrays loaded so far, shared by the runs of one grid."""
-
-    home: Path
-    corpora_root: Path
-    corpora: dict[str, dict[str, LabeledSplit]] = field(default_factory=dict)
-    arrays: dict[tuple[str, str, str], Any] = field(default_factory=dict)
-    computed: int = 0
-    cache: Optional[Path] = None  # the embedding cache folder (default: below home)
-
-    def splits(self, corpus: CorpusChoice) -> dict[str, LabeledSplit]:
-        """Train, dev and test of `corpus` (read once)."""
-        if corpus.key not in self.corpora:
-            splits = labeled_splits(corpus.spec(), corpus.subsample, self.corpora_root)
-            train, dev = splits["train"], splits["dev"]
-            splits[TRAIN_WITH_DEV] = train + dev
-            self.corpora[corpus.key] = splits
-        return self.corpora[corpus.key]
-
-    def array(self, corpus: CorpusChoice, spec: str, split: str) -> Any:
-        """The cached vectors of `spec` on one split of `corpus` (computed once, ever)."""
-        key = (corpus.key, spec, split)
-        if key not in self.arrays:
-            self.arrays[key], computed = cached_vectors(spec, self.splits(corpus)[split], self.home, f"embed {corpus.key} {split} {spec}", self.cache)
-            self.computed += computed
-        return self.arrays[key]
-
-
-def embedding_modules(embeddings: TokenEmbeddings) -> list[TokenEmbeddings]:
-    """The embeddings of a stack in order (a single embedding: itself)."""
-    return list(embeddings.embeddings) if isinstance(embeddings, StackedEmbeddings) else [embeddings]
-
-
-def features(run: Run, modules: list[TokenEmbeddings], data: GridData, split: str) -> SplitFeatures:
-    """One split of the run's corpus under its stack: cached arrays for frozen specs, the model's module otherwise."""
-    parts: list[Part] = [
-        data.array(run.corpus, spec, split) if frozen(spec, run.fine_tune) else module for spec, module in zip(run.embedding_specs, modules)
-    ]
-    return SplitFeatures(data.splits(run.corpus)[split], parts)
-
-
-def tag_dictionary(corpus: CorpusChoice) -> Dictionary:
-    """NER: the entity types of the corpus (registry order; own corpora: sorted), marked as span labels
-    (Flair adds O, B-, I-). PoS: its tags as they are, one per token."""
-    dictionary = Dictionary(add_unk=False)
-    dictionary.span_labels = corpus.task.spans
-    for entity_type in corpus.spec().output_types:
-        dictionary.add_item(entity_type)
-    return dictionary
-
-
-def label_type(corpus: CorpusChoice) -> str:
-    """The label the corpus's tagger predicts: `ner`, or the PoS column (`upos`, `xpos`) as `SequenceTagger.predict` adds it."""
-    return LABEL_TYPE if corpus.task.spans else corpus.spec().label_type or corpus.task.name
 
 
 def save_model(model: torch.nn.Module, target: Path) -> None:

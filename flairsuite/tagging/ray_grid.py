@@ -34,11 +34,12 @@ from tqdm import tqdm
 
 from flairsuite.allocator import bound_primitive_cache
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.config import CorpusChoice
+from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.experiments.grid import Run
 from flairsuite.logs import logs_to_stderr
 from flairsuite.tagging.cache import frozen
-from flairsuite.tagging.grid import CHECKPOINT_FILE, TRAIN_WITH_DEV, GridData, GridPlan, train_and_record
+from flairsuite.tagging.grid import CHECKPOINT_FILE, GridPlan, train_and_record
+from flairsuite.tagging.grid_data import TRAIN_WITH_DEV, GridData
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Run HERE after a device session (README.md): join the parts that the `run` calls brought back, check every SHA-256, and
 place the model folders under charlm/ and bert/ with their summaries.
 
-    python experiments/device/reassemble.py /work/.device/<call-1> /work/.device/<call-2> ... [--home .] [--force]
+    python tools/device/reassemble.py /work/.device/<call-1> /work/.device/<call-2> ... [--home .] [--force]
 
 Each folder is one call's files (`files_at`): parts, manifest.json, log.txt. A model whose parts are all there and check is
 placed (`charlm/NAME/`, `bert/NAME/`); one with parts missing is named with the batches still to fetch. Its summary.json
@@ -86,7 +86,7 @@ def annotate(folder: Path, model: dict[str, Any], manifest: dict[str, Any], cove
         summary["labeled_coverage"] = coverage["labeled_coverage"]
     if coverage and isinstance(summary.get("data"), dict) and summary["data"].get("prepared"):
         summary["data"]["prepared"] = f"cache/prepared/{Path(summary['data']['prepared']).name}"
-    summary["device_run"] = {"device": manifest["device"], "packed": manifest["created"], "by": "experiments/device/device_train.py",
+    summary["device_run"] = {"device": manifest["device"], "packed": manifest["created"], "by": "tools/device/device_train.py",
                              "transport": model.get("transport") or {}}
     path.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return summary

@@ -1,10 +1,10 @@
 """Run HERE, before a device session (README.md): write the bundle that travels to the device machine, and check the size limit.
 
-    python experiments/device/prepare.py              # text + wheels + size (the bundle: .device-bundle/, git-ignored)
-    python experiments/device/prepare.py wheels --dry-run   # the wheel list and the pip command, nothing downloaded
-    python experiments/device/prepare.py size         # what a `run` call would send, against its 64 MiB
-    python experiments/device/prepare.py park [--dry-run]   # move the largest tracked model files out of the checkout until it fits
-    python experiments/device/prepare.py unpark       # ... and back, checked against their SHA-256
+    python tools/device/prepare.py              # text + wheels + size (the bundle: .device-bundle/, git-ignored)
+    python tools/device/prepare.py wheels --dry-run   # the wheel list and the pip command, nothing downloaded
+    python tools/device/prepare.py size         # what a `run` call would send, against its 64 MiB
+    python tools/device/prepare.py park [--dry-run]   # move the largest tracked model files out of the checkout until it fits
+    python tools/device/prepare.py unpark       # ... and back, checked against their SHA-256
 
 The bundle: `prepared/<name>/` (the prepared corpus of `--lang` as .xz text, its vocab.json and meta.json; the device encodes
 the ids again), `coverage.json` (the labeled corpora's character coverage, which reassemble.py writes into the LM summaries),

@@ -1,9 +1,9 @@
-"""The device side of experiments/device (README.md): in one `run` command of at most 10 minutes, train the `paper` BERT and a
+"""The device side of tools/device (README.md): in one `run` command of at most 10 minutes, train the `paper` BERT and a
 hidden-2048 character-LM pair on the prepared German text side by side on the one GPU, checkpointing every 3 minutes, then
 bring the models back as parts of at most 15 MiB with a SHA-256 manifest.
 
-    python3 experiments/device/device_train.py train --bundle .device-bundle --out "$OUT" --minutes 7
-    python3 experiments/device/device_train.py send --out "$OUT"    # the next batch of parts, until it prints "all sent"
+    python3 tools/device/device_train.py train --bundle .device-bundle --out "$OUT" --minutes 7
+    python3 tools/device/device_train.py send --out "$OUT"    # the next batch of parts, until it prints "all sent"
 
 `train` installs the bundle's wheels into /tmp/site (where flair is missing), unpacks the prepared text, starts one worker
 per job (`lm-forward`, `lm-backward`, `bert`: `flairsuite train-charlm` / `train-bert` with `--resume`), stops them by

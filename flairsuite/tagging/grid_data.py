@@ -1,0 +1,76 @@
+"""What the runs of one grid share: the corpora and cached embedding arrays read so far (`GridData`), a run's split features,
+and the tag dictionary and label type of a corpus. Used by the grid runner (`grid.py`), its Ray tasks (`ray_grid.py`) and
+the active-learning simulation (`active_learning.py`)."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from flair.data import Dictionary
+from flair.embeddings import StackedEmbeddings, TokenEmbeddings
+
+from flairsuite.experiments.corpus_choice import CorpusChoice
+from flairsuite.experiments.grid import Run
+from flairsuite.tagging.cache import cached_vectors, frozen
+from flairsuite.tagging.data import LabeledSplit, labeled_splits
+from flairsuite.tagging.features import Part, SplitFeatures
+
+LABEL_TYPE = "ner"
+TRAIN_WITH_DEV = "train+dev"  # the training split of `train_with_dev` runs (cached on its own)
+
+
+@dataclass
+class GridData:
+    """Corpora and cached embedding arrays loaded so far, shared by the runs of one grid."""
+
+    home: Path
+    corpora_root: Path
+    corpora: dict[str, dict[str, LabeledSplit]] = field(default_factory=dict)
+    arrays: dict[tuple[str, str, str], Any] = field(default_factory=dict)
+    computed: int = 0
+    cache: Optional[Path] = None  # the embedding cache folder (default: below home)
+
+    def splits(self, corpus: CorpusChoice) -> dict[str, LabeledSplit]:
+        """Train, dev and test of `corpus` (read once)."""
+        if corpus.key not in self.corpora:
+            splits = labeled_splits(corpus.spec(), corpus.subsample, self.corpora_root)
+            train, dev = splits["train"], splits["dev"]
+            splits[TRAIN_WITH_DEV] = train + dev
+            self.corpora[corpus.key] = splits
+        return self.corpora[corpus.key]
+
+    def array(self, corpus: CorpusChoice, spec: str, split: str) -> Any:
+        """The cached vectors of `spec` on one split of `corpus` (computed once, ever)."""
+        key = (corpus.key, spec, split)
+        if key not in self.arrays:
+            self.arrays[key], computed = cached_vectors(spec, self.splits(corpus)[split], self.home, f"embed {corpus.key} {split} {spec}", self.cache)
+            self.computed += computed
+        return self.arrays[key]
+
+
+def embedding_modules(embeddings: TokenEmbeddings) -> list[TokenEmbeddings]:
+    """The embeddings of a stack in order (a single embedding: itself)."""
+    return list(embeddings.embeddings) if isinstance(embeddings, StackedEmbeddings) else [embeddings]
+
+
+def features(run: Run, modules: list[TokenEmbeddings], data: GridData, split: str) -> SplitFeatures:
+    """One split of the run's corpus under its stack: cached arrays for frozen specs, the model's module otherwise."""
+    parts: list[Part] = [
+        data.array(run.corpus, spec, split) if frozen(spec, run.fine_tune) else module for spec, module in zip(run.embedding_specs, modules)
+    ]
+    return SplitFeatures(data.splits(run.corpus)[split], parts)
+
+
+def tag_dictionary(corpus: CorpusChoice) -> Dictionary:
+    """NER: the entity types of the corpus (registry order; own corpora: sorted), marked as span labels
+    (Flair adds O, B-, I-). PoS: its tags as they are, one per token."""
+    dictionary = Dictionary(add_unk=False)
+    dictionary.span_labels = corpus.task.spans
+    for entity_type in corpus.spec().output_types:
+        dictionary.add_item(entity_type)
+    return dictionary
+
+
+def label_type(corpus: CorpusChoice) -> str:
+    """The label the corpus's tagger predicts: `ner`, or the PoS column (`upos`, `xpos`) as `SequenceTagger.predict` adds it."""
+    return LABEL_TYPE if corpus.task.spans else corpus.spec().label_type or corpus.task.name
