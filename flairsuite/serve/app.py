@@ -2,8 +2,9 @@
 external recommender (`POST /predict`, `POST /train`, `GET /status`: `flairsuite.serve.inception`).
 
 `create_app(model_path)` loads the model once; every request is tagged by the one worker of
-`flairsuite.serve.batching`. A training run that ends in a better-or-equal tagger replaces the model
-file (`flairsuite.serve.retrain`) and the batcher tags with the new one from its next batch on.
+`flairsuite.serve.batching`. A training run whose tagger passes the swap rule of `flairsuite.serve.retrain`
+replaces the model file (the newest `keep_models` old ones kept beside it) and the batcher tags with
+the new one from its next batch on.
 Every error is JSON `{"error": "<one line>"}`: 400/413/415 for what the client sent
 (`flairsuite.serve.payload`, `flairsuite.serve.recommender`), 404/405 for a wrong route, 429 while a
 training run is going, 503 when the queue is full, and 500, without any traceback or exception
@@ -30,7 +31,7 @@ from flairsuite.serve.engine import Document, Tagging, TextTagger
 from flairsuite.serve.inception import add_recommender
 from flairsuite.serve.page import page
 from flairsuite.serve.payload import RequestError, accepted_media, body_limit, request_text, too_large
-from flairsuite.serve.retrain import EPOCHS, Retrainer
+from flairsuite.serve.retrain import EPOCHS, KEEP, Retrainer
 
 MAX_CHARS = 100_000  # characters of one text at most (--max-chars)
 MAX_WAITING = 256  # requests queued for the model at most; more get 503
@@ -96,9 +97,10 @@ def create_app(
     entity_fix: bool = False,
     max_waiting: int = MAX_WAITING,
     train_epochs: int = EPOCHS,
+    keep_models: int = KEEP,
 ) -> FastAPI:
     """The application for the suite tagger at `model_path`, loaded here, once (a bad model file is a FlairsuiteError);
-    `train_epochs`: the epochs of a `POST /train` run at most."""
+    `train_epochs`: the epochs of a `POST /train` run at most; `keep_models`: the backups of replaced models kept."""
 
     def load(path: Path) -> TextTagger:
         loaded = TextTagger(path, fast, batch_size, entity_fix)
@@ -113,7 +115,7 @@ def create_app(
         """Tag with `retrained` from the worker's next batch on."""
         app.state.tagger, batcher.run = retrained, retrained.tag
 
-    retrainer: Retrainer[TextTagger] = Retrainer(model_path, load, serve_tagger, train_epochs)
+    retrainer: Retrainer[TextTagger] = Retrainer(model_path, load, serve_tagger, train_epochs, keep_models)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -9,7 +9,8 @@ otherwise: learning rate, optimizer, batch size), and Flair's own embedding of t
 (frozen): every sentence is embedded once, and only the head (its linear map, LSTM, CRF or CSE
 heads) is trained, on the documents' entity types. The epochs are `epochs` at most, without annealing;
 the weights of the best dev epoch are kept (strict IOB2 F1, seqeval). The dev set is a held-out share
-of the documents (of the sentences when there is only one), drawn with a fixed seed.
+of the documents (of the sentences when there is only one), drawn with a fixed seed. What is fitted
+carries the evidence a swap needs: both taggers' dev F1 and the entities each finds on the dev sentences.
 """
 
 import random
@@ -24,6 +25,7 @@ import torch
 from flair.data import Dictionary, Sentence
 from flair.models import SequenceTagger
 from seqeval.metrics import f1_score
+from seqeval.metrics.sequence_labeling import get_entities
 from seqeval.scheme import IOB2
 
 from flairsuite.embeddings import token_vectors
@@ -161,17 +163,30 @@ def decode(model: flair.nn.Classifier, features: Sequence[torch.Tensor], batch: 
 
 def dev_f1(model: flair.nn.Classifier, features: Sequence[torch.Tensor], gold: Sequence[list[str]]) -> float:
     """Strict IOB2 entity F1 of the model's tags against `gold` (0 when neither holds an entity)."""
-    return float(f1_score(list(gold), decode(model, features), mode="strict", scheme=IOB2, zero_division=0))
+    return tags_f1(gold, decode(model, features))
+
+
+def tags_f1(gold: Sequence[list[str]], tags: Sequence[list[str]]) -> float:
+    """Strict IOB2 entity F1 of `tags` against `gold` (0 when neither holds an entity)."""
+    return float(f1_score(list(gold), list(tags), mode="strict", scheme=IOB2, zero_division=0))
+
+
+def entity_count(tags: Sequence[list[str]]) -> int:
+    """How many entities the sentences' tags hold (each run of a type's B-/I- tags is one; an I- without its B- starts one)."""
+    return sum(len(get_entities(list(sentence))) for sentence in tags)
 
 
 @dataclass(frozen=True)
 class Fitted:
-    """A trained tagger, its best dev F1, the served tagger's F1 on the same dev set, and the epoch kept."""
+    """A trained tagger, its best dev F1, the served tagger's F1 on the same dev set, the epoch kept, and the entities
+    each tagger finds on the dev sentences."""
 
     model: flair.nn.Classifier
     dev_f1: float
     served_f1: float
     epoch: int
+    entities: int
+    served_entities: int
 
 
 def fit(served: flair.nn.Classifier, split: Split, epochs: int, seed: int = SEED,
@@ -185,7 +200,8 @@ def fit(served: flair.nn.Classifier, split: Split, epochs: int, seed: int = SEED
     model.model_card = deepcopy(getattr(served, "model_card", None))  # segmentation and the rest of the card
     train, dev = embedded(served, split.train), embedded(served, split.dev)
     gold_train, gold_dev = [s.tags for s in split.train], [s.tags for s in split.dev]
-    served_f1 = dev_f1(served, dev, gold_dev)
+    served_tags = decode(served, dev)
+    served_f1 = tags_f1(gold_dev, served_tags)
     settings = PAPER_TRAIN if getattr(model, "use_rnn", False) else LINEAR_TRAIN
     head = [p for name, p in model.named_parameters() if not name.startswith("embeddings.")]
     optimizer = settings.make_optimizer([{"params": head}])
@@ -209,5 +225,5 @@ def fit(served: flair.nn.Classifier, split: Split, epochs: int, seed: int = SEED
             progress(epoch, score)
     if best_state is not None:
         model.load_state_dict(best_state, strict=False)
-    model.eval()
-    return Fitted(model, best, served_f1, best_epoch)
+    found = entity_count(decode(model, dev))  # decode leaves the model in eval mode
+    return Fitted(model, best, served_f1, best_epoch, found, entity_count(served_tags))

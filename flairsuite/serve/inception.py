@@ -4,7 +4,8 @@
 `flairsuite.serve.cas` reads its sentences and tokens and writes the suggestions) in the same batches
 as `POST /tag` (`flairsuite.serve.batching`), and answers `{"document": "<XMI>"}`. `POST /train`
 starts a background run (`flairsuite.serve.retrain`) and answers 204 at once, or 429 while a run is
-going, as the protocol says; `GET /status` tells what runs and the last run's F1s. Parsing and
+going, as the protocol says (a document with an annotation outside its text is a 400 and starts
+nothing); `GET /status` tells what runs and the last run's F1s, or why it was not swapped in. Parsing and
 writing XMI run in worker threads, not in the event loop. The routes need dkpro-cassis (the
 `inception` extra); without it they answer 501 with the line that installs it.
 """

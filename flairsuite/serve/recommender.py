@@ -9,19 +9,22 @@ Checked here, each a 4xx with one message: the body is UTF-8 JSON of that shape;
 every XMI parse (dkpro-cassis, strictly: a type the type system lacks is an error, so that nothing in
 the CAS is dropped on the way back); no DOCTYPE (no entities in either XML); the layer is an annotation
 type of the type system with a string feature of that name; the anchoring mode is one whose spans this
-tagger can give (not `sentences`); a document's text is at most `max_chars` characters. Parsed type
-systems are cached (INCEpTION sends the same one with every request) with the suggestion features added.
+tagger can give (not `sentences`); a document's text is at most `max_chars` characters; every annotation of
+the layer, every Token and every Sentence lies within the document's text (0 <= begin <= end <= its length, in
+characters as cassis reports them), or the request is a 400 naming the document and the annotation (a `/train`
+with such a document trains nothing). Parsed type systems are cached (INCEpTION sends the same one with every
+request) with the suggestion features added.
 """
 
 import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from cassis import Cas, TypeSystem, load_cas_from_xmi, load_typesystem
 
-from flairsuite.serve.cas import add_suggestion_features, document, text_of
+from flairsuite.serve.cas import SENTENCE, TOKEN, add_suggestion_features, document, text_of
 from flairsuite.serve.engine import Document
 from flairsuite.serve.payload import RequestError, decode
 from flairsuite.values import json_problem
@@ -140,8 +143,33 @@ def target_of(request: dict[str, Any]) -> Target:
     return Target(layer, feature, anchoring)
 
 
-def read_cas(document: dict[str, Any], typesystem: TypeSystem, max_chars: int, where: str) -> Cas:
-    """The document's CAS from its `xmi`, at most `max_chars` characters of text."""
+def outside_text(cas: Cas, layer: str) -> Optional[str]:
+    """The first annotation of `layer`, Token or Sentence that does not lie within the text, described; None when all do."""
+    length = len(text_of(cas))
+    for name in dict.fromkeys((layer, TOKEN, SENTENCE)):
+        if not cas.typesystem.contains_type(name):
+            continue
+        for annotation in cas.select(name):
+            begin, end = annotation.begin, annotation.end
+            if begin is None or end is None or not 0 <= begin <= end <= length:
+                problem = ("has no offsets" if begin is None or end is None else "begins before the text" if begin < 0
+                           else "begins after its end" if begin > end else "lies past the end of the text" if begin > length
+                           else "ends past the text")  # fmt: skip
+                return f"the {name} annotation at begin {begin}, end {end} {problem} (the text has {length:,} characters)"
+    return None
+
+
+def named(document: dict[str, Any], where: str) -> str:
+    """The document as the request names it: its place in the request and its documentId, when it has one."""
+    identifier = document.get("documentId")
+    if isinstance(identifier, str):
+        identifier = json.dumps(identifier[:80], ensure_ascii=False)  # quoted, its line breaks escaped: the error stays one line
+    return where.rstrip(".") + (f" (documentId {identifier})" if isinstance(identifier, (str, int)) else "")
+
+
+def read_cas(document: dict[str, Any], typesystem: TypeSystem, max_chars: int, where: str, target: Target, after: str = "") -> Cas:
+    """The document's CAS from its `xmi`, at most `max_chars` characters of text, its annotations within the text
+    (`after`: what the refusal of one that is not adds)."""
     xmi = field(document, "xmi", str, where)
     no_doctype(xmi, f"{where}xmi")
     try:
@@ -151,6 +179,9 @@ def read_cas(document: dict[str, Any], typesystem: TypeSystem, max_chars: int, w
     length = len(text_of(cas))
     if length > max_chars:
         raise RequestError(413, f"{where}xmi: the document is too long: {length:,} characters, at most {max_chars:,} are accepted")
+    problem = outside_text(cas, target.layer)
+    if problem is not None:
+        raise RequestError(400, f"{named(document, where)}: {problem}{after}")
     return cas
 
 
@@ -174,7 +205,7 @@ def predict_request(body: bytes, typesystems: TypeSystems, max_chars: int) -> Pr
     target = target_of(request)
     sent = field(request, "document", dict, "")
     typesystem = typesystems.get(field(request, "typeSystem", str, ""), target)
-    cas = read_cas(sent, typesystem, max_chars, "document.")
+    cas = read_cas(sent, typesystem, max_chars, "document.", target)
     return PredictRequest(target, cas, sent["xmi"], document(cas))
 
 
@@ -190,5 +221,5 @@ def train_request(body: bytes, typesystems: TypeSystems, max_chars: int) -> Trai
     for i, sent in enumerate(documents):
         if not isinstance(sent, dict):
             raise RequestError(400, f"documents[{i}] must be an object with an xmi")
-        cases.append(read_cas(sent, typesystem, max_chars, f"documents[{i}]."))
+        cases.append(read_cas(sent, typesystem, max_chars, f"documents[{i}].", target, "; nothing is trained"))
     return TrainingSet(target, cases)
