@@ -99,8 +99,8 @@ def one_error_line(result) -> str:
 
 
 REPO = Path(__file__).resolve().parent.parent
-# own corpora that committed experiments derive from the shared datasets: folder below the repository -> build script
-DERIVED_CORPORA = {"corpora/ler-courts-ordered": "experiments/ler_courts_ordered.py"}
+# own corpora and texts that committed experiments derive from the shared datasets: path below the repository -> build script
+DERIVED_CORPORA = {"corpora/ler-courts-ordered": "experiments/ler_courts_ordered.py", "corpora/ajmc-de-train.txt": "experiments/ajmc_train_text.py"}
 
 
 def provide_derived_corpora(experiment: Path) -> None:
@@ -121,5 +121,5 @@ def provide_derived_corpora(experiment: Path) -> None:
         target.parent.mkdir(exist_ok=True)
         with open(target.parent / f".{target.name}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not (target / "test.conll").is_file():
+            if not (target.is_file() or (target / "test.conll").is_file()):
                 subprocess.run([sys.executable, str(REPO / script)], check=True, capture_output=True)

@@ -91,7 +91,7 @@ def test_the_device_pair_loads_in_plain_flair_and_records_its_device_run(directi
     summary, released = read_summary(DEVICE_PAIR, direction), read_summary("de", direction)
     assert summary["hyper"]["hidden_size"] == 2048 and summary["hyper"]["sequence_length"] == 250
     assert summary["model_dtype"] == "float16" and summary["device"].startswith("cuda")
-    assert summary["device_run"]["by"] == "tools/device/device_train.py" and "H200" in summary["device_run"]["device"]
+    assert summary["device_run"]["by"] == "experiments/device/device_train.py" and "H200" in summary["device_run"]["device"]
     assert set(summary["corpus"]["sources"]) == set(released["corpus"]["sources"])
     assert summary["corpus"]["sources"]["courts"]["sentences_removed"] > 0
     assert summary["valid_ppl"] < released["valid_ppl"] - 0.3

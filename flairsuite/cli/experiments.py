@@ -7,7 +7,7 @@ from typing import Optional
 import click
 
 from flairsuite.cli.corpora import corpora_fetch
-from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option
+from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option, force_option, threads_option_for
 from flairsuite.cli.train import train_charlm, train_fasttext
 from flairsuite.errors import FlairsuiteError
 
@@ -16,11 +16,11 @@ QUICKSTART_LM_HOURS = 0.05  # 3 minutes per direction when no LM pair is present
 
 @cli.command("tag")
 @click.argument("experiment", type=click.Path(dir_okay=False))
-@click.option("--force", is_flag=True, help="Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid "
+@force_option("Accept a changed config under the same name: retrain what changed, drop runs no longer in the grid "
               "(a run whose embedding files only moved to new names is kept).")
 @click.option("--keep-finished", is_flag=True,
               help="Keep runs finished with the same settings on other embedding files (e.g. fastText trained again on another machine).")
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, all cores; --ray: 1 a run].")
+@threads_option_for("torch's choice, all cores; --ray: 1 a run")
 @click.option("--runs", "patterns", multiple=True, metavar="PATTERN",
               help="Only the runs whose id matches (shell-style, e.g. 'ler-*/*/map*/*'); repeatable, each must match a run.")
 @click.option(
@@ -107,7 +107,7 @@ def adapt_first(experiment: Path, threads: Optional[int], corpora_dir: Optional[
 
 
 @cli.command("quickstart")
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: all cores].")
+@threads_option_for("all cores")
 @corpora_dir_option
 @click.pass_context
 def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional[str]) -> None:

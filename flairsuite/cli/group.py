@@ -2,12 +2,14 @@
 
 import logging
 import math
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import click
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.logs import logs_to_stderr
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class SuiteGroup(click.Group):
@@ -38,9 +40,17 @@ corpora_dir_option = click.option(
 )
 
 
-threads_option = click.option(
-    "--threads", type=click.IntRange(min=1), default=None, help="CPU threads for torch [default: torch's choice, one per core]."
-)
+def threads_option_for(default: str, what: str = "CPU threads for torch") -> Callable[[F], F]:
+    """`--threads`, the one declaration every command shares; `default` says what the command does without it."""
+    return click.option("--threads", type=click.IntRange(min=1), default=None, help=f"{what} [default: {default}].")
+
+
+def force_option(what: str) -> Callable[[F], F]:
+    """`--force`, the one declaration every command shares; `what` says what it discards or replaces."""
+    return click.option("--force", is_flag=True, help=what)
+
+
+threads_option = threads_option_for("torch's choice, one per core")
 
 
 def set_threads(threads: Optional[int]) -> None:

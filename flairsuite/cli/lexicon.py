@@ -4,7 +4,7 @@ from typing import Any, Optional
 
 import click
 
-from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option
+from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option, force_option
 
 
 @cli.command("discover-words", short_help="New-word discovery in raw text (MI and left/right entropy), written as a lexicon TSV.")
@@ -28,7 +28,7 @@ from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option
     help="Keep the top share of all candidates (the paper's) or of each length [default: all for characters, length for words: "
     "a single word has no MI term, so one ranking keeps few].",
 )
-@click.option("--force", is_flag=True, help="Replace an existing lexicon file.")
+@force_option("Replace an existing lexicon file.")
 @corpora_dir_option
 def discover_words(**options: Any) -> None:
     """New-word discovery (Jia et al. 2020, Appendix A): n-grams of the raw text scored by mutual information plus

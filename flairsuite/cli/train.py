@@ -4,7 +4,7 @@ from typing import Any, Optional
 
 import click
 
-from flairsuite.cli.group import cli, corpora_dir_option
+from flairsuite.cli.group import cli, corpora_dir_option, force_option, threads_option_for
 
 exclude_option = click.option(
     "--exclude", multiple=True, metavar="CORPUS_OR_PATH",
@@ -72,9 +72,9 @@ exclude_option = click.option(
     "--resume", is_flag=True,
     help="Continue the run whose checkpoint is in the model folder (without one: continue its best-lm.pt and summary.json, e.g. the released pair).",
 )
-@click.option("--force", is_flag=True, help="Discard an earlier run's checkpoint and start over.")
+@force_option("Discard an earlier run's checkpoint and start over.")
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads [default: all cores].")
+@threads_option_for("all cores", "CPU threads")
 @click.option(
     "--precision", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True,
     help="Training steps' arithmetic: bfloat16 runs them under autocast (1.6x the characters/s at the same perplexity per character "
@@ -146,9 +146,9 @@ def train_charlm(**options: Any) -> None:
     help="Keep the full gensim model in the vectors folder's model/ (word and n-gram vectors, output layer: about 2.6 GB at "
     "dim 300 and 2 M buckets, mostly buckets x dim x 4 bytes); --init needs it to continue the vectors on new text.",
 )
-@click.option("--force", is_flag=True, help="Replace existing vectors.")
+@force_option("Replace existing vectors.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Random seed (with --init: the held-out split's; the model keeps its own).")
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads [default: all cores].")
+@threads_option_for("all cores", "Worker threads")
 @corpora_dir_option
 def train_fasttext(**options: Any) -> None:
     """Train fastText word vectors on the train-charlm corpus (or continue them on your text); plain Flair loads them with WordEmbeddings(path).
@@ -176,7 +176,7 @@ def train_fasttext(**options: Any) -> None:
     "--out", "out_dir", type=click.Path(file_okay=False), default=None,
     help="Folder of the vectors folders [default: wordvectors/ under $FLAIRSUITE_HOME].",
 )
-@click.option("--force", is_flag=True, help="Replace existing vectors of that name.")
+@force_option("Replace existing vectors of that name.")
 @corpora_dir_option
 def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir: Optional[str], force: bool, corpora_dir: Optional[str]) -> None:
     """Keep only the vectors of fasttext:SOURCE that the tokens of some labeled datasets are looked up as.
@@ -238,8 +238,8 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
     help="Folder for the model folder [default: bert/ under $FLAIRSUITE_HOME].",
 )
 @click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the model folder (exactly, after a kill).")
-@click.option("--force", is_flag=True, help="Discard an earlier run's checkpoint or model and start over.")
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="CPU threads [default: all cores].")
+@force_option("Discard an earlier run's checkpoint or model and start over.")
+@threads_option_for("all cores", "CPU threads")
 @click.option(
     "--precision", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True,
     help="Training steps' arithmetic: bfloat16 runs them under autocast (benchmarks/bert_speed.py --part precision: tokens/s and "
