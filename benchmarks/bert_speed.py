@@ -43,14 +43,14 @@ import numpy as np
 import torch
 from common import machine, run_main
 
-from flairsuite.atomic import write_json
 from flairsuite.bert.data import TokenizedCorpus, tokenize_corpus
 from flairsuite.bert.settings import settings_from
 from flairsuite.bert.trainer import BertTrainer
 from flairsuite.bert.vocabulary import CLS, PAD, SEP
-from flairsuite.paths import bert_data_dir
-from flairsuite.precision import PRECISIONS, native_bfloat16
+from flairsuite.files.atomic import write_json
+from flairsuite.files.paths import bert_data_dir
 from flairsuite.rawtext.language import prepare_language
+from flairsuite.runtime.precision import PRECISIONS, native_bfloat16
 from flairsuite.training import Budget
 
 HERE = Path(__file__).resolve().parent

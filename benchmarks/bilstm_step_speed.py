@@ -10,7 +10,7 @@ masks over the padded batch, so the random numbers and the values at the real to
 shaped like batches of --corpus (Sturm by default; lengths from its train split with --corpora-dir or
 $FLAIRSUITE_CORPORA, else 5-60). Checks that both give the same loss in training mode (same seed, same dropout masks);
 exits with 1 where the suite's path is the slower. The bfloat16 column runs the suite's path under
-`flairsuite.precision.autocast` (the LSTM and the linear maps in bfloat16: oneDNN with AMX where the CPU has
+`flairsuite.runtime.precision.autocast` (the LSTM and the linear maps in bfloat16: oneDNN with AMX where the CPU has
 it); its loss differs from float32 by rounding, shown beside. The last row is the bfloat16 step with the
 CRF's former forward recursion (`log_partition_cube`). Run by hand:
 
@@ -31,7 +31,7 @@ from flair.embeddings import TokenEmbeddings
 from flairsuite.models.crf import crf_loss, emissions, gold_tensor, log_partition, log_partition_cube
 from flairsuite.models.protocol import start_stop
 from flairsuite.models.registry import build_tagger
-from flairsuite.precision import autocast
+from flairsuite.runtime.precision import autocast
 
 Batch = tuple[torch.Tensor, torch.Tensor, list[list[str]]]  # embeddings (B, L, D), lengths (B,), gold BIO tags
 

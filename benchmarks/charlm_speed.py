@@ -32,12 +32,12 @@ from common import machine, run_main
 from flair.data import Dictionary
 from flair.models import LanguageModel
 
-from flairsuite.atomic import write_json
 from flairsuite.charlm.batches import StreamBatches
 from flairsuite.charlm.recipes import recipe
 from flairsuite.charlm.trainer import Hyper, evaluate, evaluation_batches
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import corpora_dir, prepared_dir
+from flairsuite.files.atomic import write_json
+from flairsuite.files.paths import corpora_dir, prepared_dir
 from flairsuite.rawtext.language import raw_set as raw_set_of
 from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, char_dictionary, prepare
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
-from flairsuite.atomic import atomic_file, write_json
 from flairsuite.charlm.run import train_direction
 from flairsuite.charlm.trainer import Budget, Hyper
+from flairsuite.files.atomic import atomic_file, write_json
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
 
 

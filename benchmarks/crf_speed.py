@@ -31,10 +31,10 @@ from flair.data import Dictionary
 from flair.models.sequence_tagger_utils.crf import CRF
 from flair.models.sequence_tagger_utils.viterbi import ViterbiDecoder, ViterbiLoss
 
-from flairsuite.atomic import write_json
+from flairsuite.files.atomic import write_json
+from flairsuite.files.paths import CORPORA_ENV
 from flairsuite.models.crf import crf_loss, log_partition_cube
 from flairsuite.models.lcrf import LCRFNER, tagged
-from flairsuite.paths import CORPORA_ENV
 
 STURM_TYPES = ("pers", "date", "place")  # the types when the corpus is not loaded
 CORPORA = {"sturm": ("sturm", {}), "ler-coarse": ("ler", {"granularity": "coarse"}), "ler-fine": ("ler", {"granularity": "fine"})}

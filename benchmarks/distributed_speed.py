@@ -32,8 +32,8 @@ from typing import Any, Optional
 
 from common import machine, run_main
 
-from flairsuite.atomic import write_json
-from flairsuite.paths import cache_dir, embeddings_cache_dir, home
+from flairsuite.files.atomic import write_json
+from flairsuite.files.paths import cache_dir, embeddings_cache_dir, home
 
 RESULTS = Path(__file__).parent / "results" / "distributed_speed.json"
 GRID = """name: bench-grid

@@ -81,10 +81,10 @@ def flair_child(args: argparse.Namespace, home: Path) -> dict:
 
     from flairsuite.embeddings import set_trainable, stack
     from flairsuite.experiments.corpus_choice import CorpusChoice
+    from flairsuite.experiments.run_data import LABEL_TYPE, tag_dictionary
+    from flairsuite.files.paths import corpora_dir
     from flairsuite.models.registry import build_tagger
-    from flairsuite.paths import corpora_dir
     from flairsuite.tagging.data import load_labeled
-    from flairsuite.tagging.grid_data import LABEL_TYPE, tag_dictionary
     from flairsuite.tagging.scoring import strict_scores
 
     sys.path.insert(0, str(REPO / "experiments"))
@@ -185,7 +185,7 @@ def main() -> None:
     arguments = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in ("side", "seed")}
     record = {"args": arguments, "runs": runs, "seconds_per_epoch": per_epoch,
               "peak_rss_mb": rss, "speedup": speedup, "dev_f1_within_std": within}
-    from flairsuite.atomic import write_json
+    from flairsuite.files.atomic import write_json
 
     write_json(args.out, record)
     print(f"\nwrote {args.out}")

@@ -59,9 +59,9 @@ def run_flair(args: argparse.Namespace, work: Path) -> dict[str, float]:
     from flairsuite.corpora.loading import load_corpus
     from flairsuite.embeddings import stack
     from flairsuite.experiments.corpus_choice import CorpusChoice
+    from flairsuite.experiments.run_data import tag_dictionary
     from flairsuite.models.registry import build_tagger, default_train
     from flairsuite.models.settings import OPTIMIZERS
-    from flairsuite.tagging.grid_data import tag_dictionary
 
     corpus = load_corpus("sturm", Path(args.corpora_dir))
     scores = {}
@@ -82,8 +82,8 @@ def run_flair(args: argparse.Namespace, work: Path) -> dict[str, float]:
 
 def run_flairsuite(args: argparse.Namespace, work: Path) -> dict[str, float]:
     """The same grid with flairsuite in an empty home; test F1 per run id."""
+    from flairsuite.experiments.runner import run_experiment
     from flairsuite.results.collect import read_runs
-    from flairsuite.tagging.grid import run_experiment
 
     home = work / "home"
     home.mkdir()
@@ -148,7 +148,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     results = {name: side(args, name) for name in ("flair", "flairsuite")}
     lines = report(args, results)
     print("\n".join(lines))
-    from flairsuite.atomic import write_json
+    from flairsuite.files.atomic import write_json
 
     write_json(args.out, {"settings": {k: v for k, v in vars(args).items() if k not in ("out", "side")}, "results": results, "report": lines})
 

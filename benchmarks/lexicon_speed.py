@@ -28,14 +28,14 @@ from typing import Any, Optional
 from common import machine, run_main
 
 from flairsuite.corpora.registry import language_segmentation
-from flairsuite.lexicon.command import match_lines, text_documents
 from flairsuite.lexicon.discover import SETTINGS, discover
+from flairsuite.lexicon.lexicon_commands import match_lines, text_documents
 from flairsuite.lexicon.match import BulkMaximum, LexiconMatcher
 from flairsuite.lexicon.ngrams import is_word, unit_text
 from flairsuite.lexicon.store import Lexicon, split_entry
-from flairsuite.memory import PeakMemory
 from flairsuite.rawtext.language import prepare_language
 from flairsuite.rawtext.tokens import tokenize
+from flairsuite.runtime.memory import PeakMemory
 
 RESULTS = Path(__file__).parent / "results" / "lexicon_speed.json"
 
@@ -154,7 +154,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                             "python_chars_per_second": round(sample_chars / python_seconds), "ratio": round(python_seconds / ours_seconds, 1)},
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    from flairsuite.atomic import write_json
+    from flairsuite.files.atomic import write_json
 
     write_json(RESULTS, results)
     print(f"wrote {RESULTS}")

@@ -26,14 +26,14 @@ from common import run_main
 from crf_speed import autograd_scaled_partition
 
 from flairsuite.experiments.corpus_choice import CorpusChoice
+from flairsuite.experiments.run_data import LABEL_TYPE, tag_dictionary
+from flairsuite.files.paths import corpora_dir, home
 from flairsuite.models.crf import crf_loss, gold_tensor, padding_mask
 from flairsuite.models.protocol import features_loss, start_stop
 from flairsuite.models.registry import build_tagger
-from flairsuite.paths import corpora_dir, home
 from flairsuite.tagging.cache import cached_vectors
 from flairsuite.tagging.data import labeled_splits
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.grid_data import LABEL_TYPE, tag_dictionary
 
 STACK = ("charlm:de-forward", "charlm:de-backward", "fasttext:de")
 

@@ -31,16 +31,16 @@ from flair.data import Sentence
 from flair.models import SequenceTagger
 from flair.trainers import ModelTrainer
 
-from flairsuite.atomic import atomic_file, write_json
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.loading import load_corpus
 from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.corpora.registry import dataset
 from flairsuite.embeddings import artifact_digest, stack
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.atomic import atomic_file, write_json
+from flairsuite.files.paths import corpora_dir, home
 from flairsuite.inference.tagger import FastTagger
 from flairsuite.models.registry import build_tagger
-from flairsuite.paths import corpora_dir, home
 from flairsuite.tagging.scoring import flair_f1
 
 HERE = Path(__file__).resolve().parent

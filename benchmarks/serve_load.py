@@ -45,11 +45,11 @@ from typing import Any, Optional
 import httpx
 from common import machine, run_main
 
-from flairsuite.atomic import write_json
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.registry import dataset
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import corpora_dir, home
+from flairsuite.files.atomic import write_json
+from flairsuite.files.paths import corpora_dir, home
 
 NE = "de.tudarmstadt.ukp.dkpro.core.api.ner.type.NamedEntity"
 SENTENCE = "de.tudarmstadt.ukp.dkpro.core.api.segmentation.type.Sentence"
@@ -102,8 +102,8 @@ def untrained_model() -> Path:
     import flair
     from flair.data import Dictionary
 
-    from flairsuite.atomic import atomic_file
     from flairsuite.embeddings import stack
+    from flairsuite.files.atomic import atomic_file
     from flairsuite.models.registry import build_tagger
 
     flair.set_seed(1)

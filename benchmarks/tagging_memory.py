@@ -3,7 +3,7 @@
 1. A bidirectional LSTM of the recipe's BiLSTM-CRF (256 a direction over the 1,324-wide stack) trains under bfloat16
    autocast on packed batches of 32 whose longest sentence grows by 4 tokens a batch (20 to 416): each length is a
    new oneDNN shape. Run in two fresh processes, oneDNN's default cache against the bound `flairsuite tag` sets
-   (flairsuite/allocator.py); prints the growth of RssAnon from the 6th batch on and the seconds.
+   (flairsuite/runtime/allocator.py); prints the growth of RssAnon from the 6th batch on and the seconds.
 2. The registry corpus `--corpus` (default LER coarse) loaded as the runner holds it (`load_labeled`: token texts,
    spacing and tags, `flairsuite/tagging/data.py`) against the labeled Flair sentences it held before (`to_flair`),
    each in a fresh process: RssAnon before and after, per token, and the ratio.
@@ -19,13 +19,13 @@ import sys
 
 from common import run_main
 
-from flairsuite.allocator import ONEDNN_CACHE, PRIMITIVE_CACHE
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import corpora_dir
+from flairsuite.files.paths import corpora_dir
+from flairsuite.runtime.allocator import ONEDNN_CACHE, PRIMITIVE_CACHE
 
 GROWTH = """
 import random, sys, time, torch
-from flairsuite.memory import current_mb
+from flairsuite.runtime.memory import current_mb
 torch.set_num_threads(int(sys.argv[1]))
 lstm = torch.nn.LSTM(1324, 256, bidirectional=True, batch_first=True)
 random.seed(0)
@@ -60,7 +60,7 @@ from pathlib import Path
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.loading import to_flair
 from flairsuite.corpora.registry import dataset
-from flairsuite.memory import current_mb
+from flairsuite.runtime.memory import current_mb
 from flairsuite.tagging.data import load_labeled
 name, options, root, held_as = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
 before = current_mb()["RssAnon"]

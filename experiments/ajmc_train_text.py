@@ -11,7 +11,7 @@ from pathlib import Path
 
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.own import own_corpus
-from flairsuite.yaml_file import read_yaml
+from flairsuite.files.yaml_file import read_yaml
 
 EXPERIMENT = Path(__file__).resolve().parent / "ajmc-baseline.yaml"
 OUT = Path(__file__).resolve().parent.parent / "corpora" / "ajmc-de-train.txt"

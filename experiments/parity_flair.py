@@ -35,18 +35,18 @@ from flair.trainers.plugins.loggers.metric_history import MetricHistoryPlugin
 from tqdm import tqdm
 
 import flairsuite
-from flairsuite.atomic import write_json
 from flairsuite.embeddings import stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.grid import runs
 from flairsuite.experiments.identity import run_record
 from flairsuite.experiments.reading import load_experiment
+from flairsuite.experiments.run_data import LABEL_TYPE, tag_dictionary
+from flairsuite.files.atomic import write_json
+from flairsuite.files.paths import corpora_dir, home, results_dir
 from flairsuite.models.registry import build_tagger
 from flairsuite.models.settings import OPTIMIZERS
-from flairsuite.paths import corpora_dir, home, results_dir
 from flairsuite.results.metrics_file import METRICS_FILE
 from flairsuite.tagging.data import load_labeled, subsample_note
-from flairsuite.tagging.grid_data import LABEL_TYPE, tag_dictionary
 from flairsuite.tagging.scoring import flair_f1, strict_scores
 
 

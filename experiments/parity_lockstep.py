@@ -8,7 +8,7 @@ once and trains two copies of the same initial weights:
 - **Flair**: `flair.trainers.ModelTrainer.train` (SGD, batch, annealing and epochs as the run says),
   its batches drawn by a sampler that replays fixed sentence orders, and a plugin that reseeds
   torch's generator before every batch;
-- **the suite**: `flairsuite.tagging.train.TaggerTraining` (the loop of `flairsuite tag`), its
+- **the suite**: `flairsuite.tagging.tagger_training.TaggerTraining` (the loop of `flairsuite tag`), its
   epoch orders replaced by the same fixed orders and the same reseed before every batch's loss.
 
 Both read the same float32 token vectors (the stack embedded once with the model's own
@@ -47,19 +47,19 @@ from flair.trainers import ModelTrainer
 from flair.trainers.plugins import TrainerPlugin
 from tqdm import tqdm
 
-from flairsuite.atomic import write_json
 from flairsuite.embeddings import frozen, stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.grid import runs
 from flairsuite.experiments.reading import load_experiment
+from flairsuite.experiments.run_data import LABEL_TYPE, embedding_modules, tag_dictionary
+from flairsuite.files.atomic import write_json
+from flairsuite.files.paths import corpora_dir, home, results_dir
 from flairsuite.models.registry import build_tagger
 from flairsuite.models.settings import OPTIMIZERS, TrainSettings
-from flairsuite.paths import corpora_dir, home, results_dir
-from flairsuite.tagging import train as suite_train
+from flairsuite.tagging import tagger_training as suite_train
 from flairsuite.tagging.data import LabeledSplit, load_labeled
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.grid_data import LABEL_TYPE, embedding_modules, tag_dictionary
-from flairsuite.tagging.train import TaggerTraining, dev_score, trained_state
+from flairsuite.tagging.tagger_training import TaggerTraining, dev_score, trained_state
 
 EMBED_BATCH = 64  # sentences per call of the stack's embed()
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import corpora_dir
+from flairsuite.files.paths import corpora_dir
 from flairsuite.results.collect import collect
 from flairsuite.results.unseen_token_accuracy import own_vocabulary, unseen_frame, unseen_table
 

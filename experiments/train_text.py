@@ -15,7 +15,7 @@ from pathlib import Path
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.registry import dataset
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import corpora_dir
+from flairsuite.files.paths import corpora_dir
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """stdout holds a command's output only: logging handlers that write to stdout (Flair's, made at its import) write to stderr.
 
 `logs_to_stderr()` is called by the command group before any command runs, and by a Ray worker before its task
-(`flairsuite.tagging.ray_grid`), whose stdout Ray would forward to the driver's stdout.
+(`flairsuite.experiments.ray_runner`), whose stdout Ray would forward to the driver's stdout.
 """
 
 import logging

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from flairsuite.atomic import atomic_file
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.atomic import atomic_file
 from flairsuite.settings_schema import OPTIONS, POSITIVE_INTEGER, POSITIVE_NUMBER, refuse
 from flairsuite.training import Budget, StreamTraining
 

@@ -15,7 +15,7 @@ fingerprinted, which would have to be proven byte-identical for every record. Th
 top of `dataclasses`, adds no dependency and keeps every record as it was. Values that are not settings objects use
 the same `Rule`s: an experiment file's leaves (seeds, shares; experiments/validation.py), the pre-training budget
 options (`pretraining.budget_from`), the values a summary.json reader needs and the keys of the other JSON records
-(`experiment.json`, the active-learning records; flairsuite/summary_file.py, through `refusal`), the leaves of the
+(`experiment.json`, the active-learning records; flairsuite/files/summary_file.py, through `refusal`), the leaves of the
 metrics.json schema (flairsuite/results/metrics_file.py, with its `key '...'` wording).
 """
 

@@ -1,7 +1,7 @@
 """The training loop both trainers share: the phases a trainer fills in and the one driver that runs them.
 
 The character LM (`flairsuite.charlm.trainer.CharLMTrainer`) and the taggers
-(`flairsuite.tagging.train.TaggerTraining`) subclass `TrainingLoop`. A subclass supplies:
+(`flairsuite.tagging.tagger_training.TaggerTraining`) subclass `TrainingLoop`. A subclass supplies:
 
 - setup: its constructor builds model, optimizer and scheduler; `setup()` then restores the
   checkpoint when there is one that `resumable()` accepts, or calls `start()` (e.g. to seed the
@@ -11,7 +11,7 @@ The character LM (`flairsuite.charlm.trainer.CharLMTrainer`) and the taggers
 - `step()`: one unit of work (a truncated-BPTT window for the character LM, an epoch for a tagger);
 - `validation_due()` and `validate()`: a validation point (dev score, annealing, the best model);
 - `checkpoint_due()` and `checkpoint()`: by default `save_checkpoint()`, which writes `state()` plus
-  the state of every random generator atomically (`flairsuite.checkpoint`), so that `restore()`
+  the state of every random generator atomically (`flairsuite.files.checkpoint`), so that `restore()`
   (`load_state()`, then the generators) continues a killed run exactly.
 
 `run()` is the loop, and the one place that decides the order of the phases:
@@ -23,7 +23,7 @@ The character LM (`flairsuite.charlm.trainer.CharLMTrainer`) and the taggers
         if checkpoint_due(validated): checkpoint()
     return finish()
 
-Data-parallel training (`torchrun`, `flairsuite.distributed`) lives in `StreamTraining`: the
+Data-parallel training (`torchrun`, `flairsuite.runtime.distributed`) lives in `StreamTraining`: the
 decisions every rank must share, the rule that only rank 0 writes checkpoints (with every rank's
 random generators and per-rank state gathered into them), and resuming on as many or on a
 different number of ranks. A trainer shards its data and reduces its gradients itself.
@@ -40,9 +40,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from flairsuite import checkpoint as checkpoints
-from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files import checkpoint as checkpoints
+from flairsuite.runtime.distributed import Ranks
 
 ProgressT = TypeVar("ProgressT")
 
@@ -211,7 +211,7 @@ class StreamTraining(TrainingLoop[StreamProgressT]):
     its `identity()`, and fills in `step()`, `validate()` (ending with `validated()`) and
     `state()`/`load_state()` (starting with `check_identity(state)`).
 
-    Data-parallel (`ranks`, from `flairsuite.distributed`; one rank by default): every rank runs
+    Data-parallel (`ranks`, from `flairsuite.runtime.distributed`; one rank by default): every rank runs
     this loop on its share of each batch, and `progress` counts the units of all ranks, so budget and
     validation points fall where a single process with the same global batch puts them. Decisions
     taken by the clock (a time budget, checkpoint intervals) are rank 0's, broadcast. Only rank 0

@@ -21,7 +21,7 @@ from flairsuite.corpora.own import own_corpus
 from flairsuite.corpora.readers import read_column
 from flairsuite.corpora.registry import FormatSpec
 from flairsuite.corpora.segmentation import split_text
-from flairsuite.corpora.webanno import read_webanno, unescape_java_text
+from flairsuite.corpora.webanno_reader import read_webanno, unescape_java_text
 from flairsuite.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "annotation"

@@ -21,7 +21,7 @@ from flairsuite.markup.conll import conll_text
 from flairsuite.markup.doccano import doccano_jsonl
 from flairsuite.markup.labelstudio import labelstudio_json
 from flairsuite.markup.spans import Span
-from flairsuite.markup.webanno import webanno_tsv
+from flairsuite.markup.webanno_writer import webanno_tsv
 
 MODELS = Path(__file__).resolve().parent / "fixtures" / "saved-models"
 SENTENCES = [["Herwarth", "Walden", "schrieb", "an", "Else", "Lasker-Schüler", "."], ["Der", "Sturm", "erschien", "in", "Berlin", "."]]

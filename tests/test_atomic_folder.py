@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from flairsuite.atomic import atomic_folder
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.atomic import atomic_folder
 
 
 def test_a_killed_writers_part_folder_is_removed_and_a_running_ones_kept(tmp_path: Path) -> None:

@@ -35,13 +35,13 @@ from flairsuite.bert.vocabulary import continuation_ids, hf_tokenizer, train_wor
 from flairsuite.embeddings import artifact_digest, artifact_path, resolve, set_trainable, stack, token_vectors
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.corpus_choice import CorpusChoice
+from flairsuite.experiments.run_data import embedding_modules, tag_dictionary
+from flairsuite.files.paths import bert_dir
 from flairsuite.models.registry import build_tagger, fine_tune_train
 from flairsuite.models.settings import TrainSettings
-from flairsuite.paths import bert_dir
 from flairsuite.tagging.data import load_labeled
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.grid_data import embedding_modules, tag_dictionary
-from flairsuite.tagging.train import TaggerTraining, train_tagger
+from flairsuite.tagging.tagger_training import TaggerTraining, train_tagger
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = {"abs": ("absolute", "full"), "rel": ("relative", "full"), "wwa": ("relative", "wwa")}

@@ -16,7 +16,7 @@ from flairsuite.bert.order_probe import OrderProbe, probe_order, shuffle_words, 
 from flairsuite.bert.vocabulary import CLS, MASK, PAD, SEP
 from flairsuite.cli import cli
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import bert_data_dir
+from flairsuite.files.paths import bert_data_dir
 
 EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
 STARTS_WORD = np.ones(20, dtype=bool)

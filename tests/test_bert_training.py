@@ -16,8 +16,8 @@ import torch
 from click.testing import CliRunner
 from safetensors.torch import load_file
 
-from flairsuite import checkpoint
 from flairsuite.cli import cli
+from flairsuite.files import checkpoint
 
 WORDS = [
     "Donaudampfschifffahrt", "Kapitän", "Briefwechsel", "Anna", "schreibt", "Berlin", "München", "Sturmzeitschrift",
@@ -190,7 +190,7 @@ def test_bad_corpora_and_checkpoints_are_one_line_errors(raw, tmp_path) -> None:
 
 
 def test_a_model_folder_another_process_trains_is_one_line(raw, tmp_path) -> None:
-    from flairsuite.locks import claimed
+    from flairsuite.files.locks import claimed
 
     with claimed(tmp_path / "tiny") as mine:  # as a `train-bert --resume` in another terminal would hold it
         assert mine
@@ -204,7 +204,7 @@ def test_force_empties_the_model_folder_before_the_new_run(tmp_path) -> None:
     model's (a mix with the old config.json could load), so --force removes the old files before training."""
     from types import SimpleNamespace
 
-    from flairsuite.bert.command import bert_folder
+    from flairsuite.bert.train_bert import bert_folder
     from flairsuite.errors import FlairsuiteError
     from flairsuite.pretraining import start_or_resume
 
@@ -231,7 +231,7 @@ def test_force_empties_the_model_folder_before_the_new_run(tmp_path) -> None:
 NO_BFLOAT16 = "the CPU has no bfloat16 units (AVX-512 BF16 or AMX)"
 
 
-@pytest.mark.skipif(not __import__("flairsuite.precision").precision.native_bfloat16(torch.device("cpu")), reason=NO_BFLOAT16)
+@pytest.mark.skipif(not __import__("flairsuite.runtime.precision").runtime.precision.native_bfloat16(torch.device("cpu")), reason=NO_BFLOAT16)
 def test_bfloat16_pretraining_learns_and_says_so(raw, tmp_path) -> None:
     """Under autocast the steps' arithmetic differs from float32, the model still learns, and both the summary and each
     validation point say the precision (float32 points stay as they were)."""
@@ -272,7 +272,7 @@ def test_bfloat16_on_a_cpu_without_it_is_one_line_and_auto_falls_back(raw, tmp_p
     assert summary["precision"] == "float32" and all("precision" not in point for point in summary["history"])
 
 
-@pytest.mark.skipif(not __import__("flairsuite.precision").precision.native_bfloat16(torch.device("cpu")), reason=NO_BFLOAT16)
+@pytest.mark.skipif(not __import__("flairsuite.runtime.precision").runtime.precision.native_bfloat16(torch.device("cpu")), reason=NO_BFLOAT16)
 def test_a_resume_in_another_precision_says_so_and_the_summary_says_mixed(raw, tmp_path) -> None:
     common = ("--validate-tokens", "5000", "--checkpoint-minutes", "0")
     first = CliRunner().invoke(cli, bert_args(raw, tmp_path, 6000, *common))  # float32; the checkpoint stays beside the model

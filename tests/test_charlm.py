@@ -18,13 +18,13 @@ import torch
 from click.testing import CliRunner
 from flair.models import LanguageModel
 
-from flairsuite import checkpoint
 from flairsuite.charlm.run import train_direction
 from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate
 from flairsuite.cli import cli
 from flairsuite.errors import FlairsuiteError
-from flairsuite.precision import native_bfloat16
+from flairsuite.files import checkpoint
 from flairsuite.rawtext.prepare import PrepareConfig, prepare
+from flairsuite.runtime.precision import native_bfloat16
 from flairsuite.training import Budget
 
 NAMES = ["Anna", "Herwarth", "Nell", "Franz", "Else", "Walden", "Marc", "Kandinsky"]
@@ -349,7 +349,7 @@ def test_missing_corpus_unwritable_output_and_corrupt_checkpoint(tmp_path, corpu
 
 
 def test_a_folder_another_process_trains_is_one_line(tmp_path, corpus_root) -> None:
-    from flairsuite.locks import claimed
+    from flairsuite.files.locks import claimed
 
     text = tmp_path / "raw.txt"
     text.write_text(fixture_text(), encoding="utf-8")
@@ -521,7 +521,7 @@ def test_characters_of_the_labeled_corpora_outside_the_dictionary_are_reported(t
 
 
 def test_budget_defaults_to_the_presets_characters_and_options_win() -> None:
-    from flairsuite.charlm.command import budget_of
+    from flairsuite.charlm.train_charlm import budget_of
 
     options = {"lang": "de", "preset": "cpu", "max_hours": None, "max_chars": None}
     assert budget_of(options) == Budget(None, 82_000_000)  # the released pair's budget

@@ -14,9 +14,9 @@ from conftest import invoke, one_error_line
 from flair.models import LanguageModel
 from test_charlm import SECRET, fixture_text, run_cli, train_args, wait_for_steps
 
-from flairsuite import checkpoint
 from flairsuite.charlm.initial import extended_state
 from flairsuite.charlm.trainer import Hyper, evaluate, evaluation_batches
+from flairsuite.files import checkpoint
 from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, prepare
 
 NEW_CHAR = "Ω"

@@ -14,7 +14,7 @@ from flairsuite.experiments.identity import fingerprint, run_record
 from flairsuite.experiments.reading import load_experiment
 from flairsuite.models.registry import build_tagger
 from flairsuite.models.settings import TrainSettings
-from flairsuite.tagging.train import train_tagger
+from flairsuite.tagging.tagger_training import train_tagger
 
 LINEAR = {"schedule": "linear", "optimizer": "adamw", "learning_rate": 1e-2, "max_epochs": 7, "mini_batch_size": 8}
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from flairsuite import checkpoint
+from flairsuite.files import checkpoint
 
 NAMES = ["Anna", "Herwarth", "Nell", "Franz", "Else", "Walden", "Marc", "Kandinsky"]
 PLACES = ["Berlin", "München", "Wien", "Paris", "Dresden", "Zürich"]

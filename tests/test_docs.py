@@ -13,7 +13,7 @@
      `$FLAIRSUITE_CORPORA`, never a sibling folder of the clone).
   2. A placeholder component ends the path: `<run>`, `NAME`, `TAGGER`, `…`, `...`, `*`, `{a,b}`,
      `$VAR`; what comes before it is checked.
-  3. The path exists in the clone; or it lies in an artifact folder of `flairsuite.paths`
+  3. The path exists in the clone; or it lies in an artifact folder of `flairsuite.files.paths`
      (`results/`, `charlm/`, `corpora/`, `wordvectors/`, ...) inside an entry the clone does not
      ship (no tracked file under `results/<name>/`): a run, a dataset, vectors that the user's own
      commands make. A missing file inside an entry the clone ships, such as the git-ignored
@@ -28,8 +28,8 @@ from pathlib import Path
 import click
 import pytest
 
-from flairsuite import paths
 from flairsuite.cli import cli
+from flairsuite.files import paths
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted((ROOT / "docs").glob("*.md"))

@@ -20,9 +20,9 @@ from flairsuite import embeddings
 from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.embeddings import EmbeddingKind, artifact_digest, artifact_path, kinds, resolve, stack
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.locks import waited_for
+from flairsuite.files.paths import embeddings_cache_dir, wordvectors_dir
 from flairsuite.inference.embed import stack_featurizers
-from flairsuite.locks import waited_for
-from flairsuite.paths import embeddings_cache_dir, wordvectors_dir
 from flairsuite.tagging import cache
 from flairsuite.tagging.data import LabeledSplit
 
@@ -247,7 +247,7 @@ def test_artifact_summary_reads_what_training_recorded(tmp_path) -> None:
 def test_a_model_in_training_or_stopped_midway_is_refused(home, tmp_path) -> None:
     import os
 
-    from flairsuite.locks import claimed
+    from flairsuite.files.locks import claimed
 
     folder = tmp_path / "charlm" / "de-forward"
     shutil.copytree(home / "charlm" / "de-forward", folder)

@@ -15,7 +15,7 @@ from test_tag_grid import DEV, write_sturm
 from flairsuite.embeddings import artifact_digest
 from flairsuite.errors import InputError
 from flairsuite.experiments import load_experiment
-from flairsuite.tagging.adaptation import ensure_adapted
+from flairsuite.experiments.adaptation import ensure_adapted
 
 FLAIRSUITE = str(Path(sys.executable).parent / "flairsuite")  # the installed console script
 SPECS = "[charlm:de-own-forward, charlm:de-own-backward]"

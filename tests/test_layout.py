@@ -37,12 +37,12 @@ def test_the_runner_is_forbidden_to_models_inference_predict_serve_and_suggest()
     assert contract["type"] == "forbidden"
     expected = {"flairsuite.models", "flairsuite.inference", "flairsuite.predict", "flairsuite.serve", "flairsuite.suggest"}
     assert set(contract["source_modules"].split()) == expected
-    assert contract["forbidden_modules"].split() == ["flairsuite.tagging"]
+    assert contract["forbidden_modules"].split() == ["flairsuite.experiments", "flairsuite.tagging"]
 
 
 def test_layers_run_from_the_cli_down_to_errors():
     members = layer_members()
     assert members[:2] == ["flairsuite.__main__", "flairsuite.cli"] and members[-1] == "flairsuite.errors"  # `python -m flairsuite` on top
-    order = [members.index(f"flairsuite.{name}") for name in ("cli", "serve", "predict", "inference", "tagging", "results", "experiments",
+    order = [members.index(f"flairsuite.{name}") for name in ("cli", "serve", "predict", "inference", "experiments", "tagging", "results",
                                                                "models", "embeddings", "charlm", "rawtext", "corpora", "errors")]
     assert order == sorted(order)

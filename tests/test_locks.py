@@ -1,11 +1,11 @@
-"""One process per training folder (flairsuite/locks.py): the lock, its one-line errors, and what rank 0 of a
+"""One process per training folder (flairsuite/files/locks.py): the lock, its one-line errors, and what rank 0 of a
 torchrun launch tells the other ranks so none waits at a barrier for a rank that stopped."""
 
 import pytest
 
-from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
-from flairsuite.locks import BUSY, FAILED, HELD, LOCK_FILE, claimed, held, refuse_if_busy
+from flairsuite.files.locks import BUSY, FAILED, HELD, LOCK_FILE, claimed, held, refuse_if_busy
+from flairsuite.runtime.distributed import Ranks
 
 
 class Recording(Ranks):
@@ -68,7 +68,7 @@ def test_work_waited_for_runs_unlocked_where_the_file_system_takes_no_locks(tmp_
     import errno
     import fcntl
 
-    from flairsuite import locks
+    from flairsuite.files import locks
 
     def no_locks(handle, operation):
         raise OSError(errno.ENOLCK, "No locks available")
@@ -88,7 +88,7 @@ def test_a_cache_folder_needed_by_two_processes_at_once_is_built_once(tmp_path):
     first builds it, the second waits, builds nothing and reads the first one's metadata."""
     import threading
 
-    from flairsuite.locks import folder_built_once
+    from flairsuite.files.locks import folder_built_once
 
     folder = tmp_path / "cache" / "de-1234"
     building, release, waiting = threading.Event(), threading.Event(), threading.Event()
@@ -120,7 +120,7 @@ def test_a_cache_folder_needed_by_two_processes_at_once_is_built_once(tmp_path):
 
 
 def test_a_failed_build_leaves_no_folder_and_the_next_call_builds_it(tmp_path):
-    from flairsuite.locks import folder_built_once
+    from flairsuite.files.locks import folder_built_once
 
     folder = tmp_path / "cache" / "de-1234"
 

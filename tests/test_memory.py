@@ -1,4 +1,4 @@
-"""Peak memory sampling (flairsuite/memory.py): anonymous allocations count, pages of a memory-mapped file do not."""
+"""Peak memory sampling (flairsuite/runtime/memory.py): anonymous allocations count, pages of a memory-mapped file do not."""
 
 import json
 import subprocess
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flairsuite.memory import PeakMemory, current_mb
+from flairsuite.runtime.memory import PeakMemory, current_mb
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 MB = 2**20
@@ -17,7 +17,7 @@ MB = 2**20
 ALLOCATION = """
 import json, time
 import numpy as np
-from flairsuite.memory import PeakMemory, current_mb
+from flairsuite.runtime.memory import PeakMemory, current_mb
 before = current_mb()["RssAnon"]
 with PeakMemory(interval=0.01) as peak:
     block = np.ones(300 * 2**20, dtype=np.uint8)  # touched: resident
@@ -32,7 +32,7 @@ print(json.dumps({"before": before, "held": held, "after": current_mb()["RssAnon
 
 
 def test_an_allocation_raises_the_anonymous_peak() -> None:
-    # in a fresh process: a test worker's allocator may hold freed memory of earlier tests (flairsuite.allocator keeps it)
+    # in a fresh process: a test worker's allocator may hold freed memory of earlier tests (flairsuite.runtime.allocator keeps it)
     # and hand it out again, or free some meanwhile, so that the block neither raises nor lowers its RssAnon by its size
     done = subprocess.run([sys.executable, "-c", ALLOCATION], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

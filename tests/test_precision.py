@@ -15,10 +15,10 @@ from flair.embeddings import CharacterEmbeddings
 from flairsuite.errors import FlairsuiteError
 from flairsuite.models.registry import build_tagger
 from flairsuite.models.settings import TrainSettings
-from flairsuite.precision import native_bfloat16, resolved_precision
+from flairsuite.runtime.precision import native_bfloat16, resolved_precision
 from flairsuite.tagging.data import LabeledSplit
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.train import train_tagger
+from flairsuite.tagging.tagger_training import train_tagger
 
 TAGS = ["O", "B-PER", "I-PER"]
 
@@ -112,7 +112,7 @@ def test_auto_precision_follows_the_devices_bfloat16_support(monkeypatch):
 # prints the growth of the resident memory from the 6th length on (MB). The batch is small to keep it quick.
 RAMP = """
 import sys, torch
-from flairsuite.allocator import bound_primitive_cache
+from flairsuite.runtime.allocator import bound_primitive_cache
 if sys.argv[1] == "bounded":
     bound_primitive_cache()
 torch.set_num_threads(1)

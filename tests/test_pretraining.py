@@ -12,7 +12,7 @@ import pytest
 from test_bert_training import bert_args, raw  # noqa: F401  (raw: the fixture text)
 from test_charlm import corpus_root, fixture_text, train_args  # noqa: F401  (corpus_root: the fixture corpora)
 
-from flairsuite.bert.command import bert_folder
+from flairsuite.bert.train_bert import bert_folder
 from flairsuite.charlm.run import lm_folder
 from flairsuite.errors import FlairsuiteError
 from flairsuite.pretraining import DEFAULT_HOURS, Panel, budget_from, plot_curve, start_or_resume

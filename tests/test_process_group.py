@@ -1,4 +1,4 @@
-"""`flairsuite.distributed.leave`: a run leaves its process group only once no data-parallel wrapper holds the group.
+"""`flairsuite.runtime.distributed.leave`: a run leaves its process group only once no data-parallel wrapper holds the group.
 
 A wrapper's reducer left as the group's last holder frees the gloo group later with the GIL held, which can hang a
 finished rank (the docstring of `leave` says how). The guard makes that mistake fail on every rank at once. One gloo
@@ -13,7 +13,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from flairsuite.distributed import Ranks, leave
+from flairsuite.runtime.distributed import Ranks, leave
 
 
 @pytest.fixture

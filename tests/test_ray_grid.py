@@ -158,7 +158,7 @@ def test_ray_local_refuses_bfloat16_this_cpu_cannot_train_before_starting(lm_hom
 
     monkeypatch.setattr(flair, "device", torch.device("cpu"))
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
-    monkeypatch.setattr("flairsuite.tagging.ray_grid.start_ray", lambda address: pytest.fail("Ray was started"))
+    monkeypatch.setattr("flairsuite.experiments.ray_runner.start_ray", lambda address: pytest.fail("Ray was started"))
     corpora = write_sturm(tmp_path / "corpora")
     experiment = experiment_yaml(tmp_path / "grid.yaml", "half", {"fwd": STACKS["fwd"]}, ["map"], [1], "{max_epochs: 1, precision: bfloat16}", "[false]")
     home = tmp_path / "home"

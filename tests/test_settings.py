@@ -1,5 +1,5 @@
-"""One settings mechanism (flairsuite/settings_schema.py), one YAML reader (flairsuite/yaml_file.py), one reader of
-summary.json (flairsuite/summary_file.py) and of metrics.json (flairsuite/results/metrics_file.py)."""
+"""One settings mechanism (flairsuite/settings_schema.py), one YAML reader (flairsuite/files/yaml_file.py), one reader of
+summary.json (flairsuite/files/summary_file.py) and of metrics.json (flairsuite/results/metrics_file.py)."""
 
 import json
 from dataclasses import fields, replace
@@ -13,14 +13,14 @@ from flairsuite.bert.settings import BertSettings, settings_from
 from flairsuite.charlm.recipes import recipe
 from flairsuite.charlm.trainer import Hyper
 from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.files.summary_file import read_summary_file, write_summary
+from flairsuite.files.yaml_file import parse_yaml
 from flairsuite.lexicon.discover import SETTINGS, DiscoverySettings
 from flairsuite.models.settings import TrainSettings
 from flairsuite.rawtext.prepare import PrepareConfig
 from flairsuite.results.metrics_file import SCHEMA_VERSION, read_run, write_metrics
 from flairsuite.settings_schema import RULE, CheckedSettings
-from flairsuite.summary_file import read_summary_file, write_summary
-from flairsuite.wordvectors.train import FastTextConfig
-from flairsuite.yaml_file import parse_yaml
+from flairsuite.wordvectors.gensim_training import FastTextConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -169,7 +169,7 @@ def test_metrics_files_carry_a_schema_version_and_old_ones_still_read(tmp_path: 
 
 def test_a_damaged_experiment_record_is_one_line_and_force_writes_over_it(tmp_path: Path) -> None:
     from flairsuite.experiments.reading import load_experiment
-    from flairsuite.tagging.grid import STATE_FILE, check_state
+    from flairsuite.experiments.runner import STATE_FILE, check_state
 
     config_path = ROOT / "experiments" / "sturm-table3.yaml"
     config = load_experiment(config_path)
@@ -191,7 +191,7 @@ def test_a_damaged_experiment_record_is_one_line_and_force_writes_over_it(tmp_pa
 
 
 def test_active_learning_records_are_checked_by_their_rules(tmp_path: Path) -> None:
-    from flairsuite.results.active_learning import ROUND_RECORD, round_file, rounds_frame
+    from flairsuite.experiments.simulation_report import ROUND_RECORD, round_file, rounds_frame
 
     folder = tmp_path / "sturm" / "proposed" / "map" / "random" / "seed-1"
     folder.mkdir(parents=True)

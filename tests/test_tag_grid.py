@@ -32,19 +32,19 @@ from flairsuite.embeddings import stack
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments import load_experiment, runs
 from flairsuite.experiments.corpus_choice import CorpusChoice
-from flairsuite.locks import claimed
+from flairsuite.experiments.run_data import embedding_modules, tag_dictionary
+from flairsuite.experiments.runner import select
+from flairsuite.files.locks import claimed
 from flairsuite.models.cse import ClassStartEndTagger
 from flairsuite.models.entity_fix import entity_fix
 from flairsuite.models.registry import build_tagger, default_train
 from flairsuite.results.collect import collect, read_run
 from flairsuite.results.lengths import length_counts
-from flairsuite.tagging import train as train_module
+from flairsuite.tagging import tagger_training as train_module
 from flairsuite.tagging.cache import cached_vectors
 from flairsuite.tagging.data import load_labeled
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.grid import select
-from flairsuite.tagging.grid_data import embedding_modules, tag_dictionary
-from flairsuite.tagging.train import train_tagger
+from flairsuite.tagging.tagger_training import train_tagger
 
 # Tokens separated by spaces; `word/TAG` carries a BIO tag, a bare word is O. Types of Sturm: pers, place, date.
 TRAIN = """\
@@ -664,7 +664,7 @@ def test_unknown_tagger_is_one_line_naming_file_and_key(lm_home, corpora, tmp_pa
 def test_tag_dictionary_holds_the_types_after_the_tag_map() -> None:
     """LER coarse maps 19 fine types onto 7: the tagger must predict those 7 only."""
     from flairsuite.experiments.corpus_choice import CorpusChoice
-    from flairsuite.tagging.grid_data import tag_dictionary
+    from flairsuite.experiments.run_data import tag_dictionary
 
     coarse = tag_dictionary(CorpusChoice("ler", {"granularity": "coarse"})).get_items()
     assert sorted(coarse) == ["LIT", "LOC", "NRM", "ORG", "PER", "REG", "RS"]

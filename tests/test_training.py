@@ -8,8 +8,8 @@ from typing import Any
 
 import torch
 
-from flairsuite import checkpoint
-from flairsuite.tagging import train as tagger_train
+from flairsuite.files import checkpoint
+from flairsuite.tagging import tagger_training as tagger_train
 from flairsuite.training import TrainingLoop
 
 
@@ -106,11 +106,11 @@ def test_restore_without_state_reads_the_checkpoint(tmp_path):
 
 
 def test_checkpoints_of_the_old_progress_name_still_load():
-    """Tagger checkpoints before the rename pickled `flairsuite.tagging.train.Progress`."""
+    """Tagger checkpoints before the rename pickled `flairsuite.tagging.tagger_training.Progress`."""
     progress = tagger_train.TaggerProgress(epoch=2, best_score=0.5, best_epoch=1, history=[{"epoch": 1}], seconds=3.0)
     data = pickle.dumps(progress, protocol=2)
     old = data.replace(b"TaggerProgress", b"Progress")
-    assert b"flairsuite.tagging.train" in old and b"TaggerProgress" not in old
+    assert b"flairsuite.tagging.tagger_training" in old and b"TaggerProgress" not in old
     assert pickle.loads(old) == progress
 
 

@@ -14,11 +14,11 @@ from typing import Optional
 
 from transformers import BertConfig, BertForMaskedLM, BertForPreTraining, PreTrainedModel, PreTrainedTokenizerBase
 
-from flairsuite.atomic import current_umask
 from flairsuite.bert.modeling_flairsuite_bert import FlairsuiteBertConfig, FlairsuiteBertForMaskedLM, FlairsuiteBertForPreTraining
 from flairsuite.bert.settings import BertSettings
 from flairsuite.bert.vocabulary import PAD
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.atomic import current_umask
 from flairsuite.lexicon.store import Lexicon
 
 ENTITY_SIZE = 64  # H_e, the width of the entity embeddings of Char-Entity attention

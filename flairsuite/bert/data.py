@@ -26,9 +26,9 @@ import numpy as np
 from tokenizers import Tokenizer
 from tqdm import tqdm
 
-from flairsuite.atomic import atomic_file
 from flairsuite.bert.vocabulary import SEP, VOCABULARY_SIZE, continuation_ids, train_wordpiece
-from flairsuite.locks import folder_built_once
+from flairsuite.files.atomic import atomic_file
+from flairsuite.files.locks import folder_built_once
 from flairsuite.rawtext.prepare import PREPARED_SPLITS, PreparedCorpus
 from flairsuite.settings_schema import OPTIONS, refuse
 

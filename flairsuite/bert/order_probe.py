@@ -21,9 +21,9 @@ from flairsuite.bert.masking import IGNORE, MaskingRule, training_batch
 from flairsuite.bert.registration import register
 from flairsuite.bert.trainer import PretrainingPass
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import bert_data_dir
+from flairsuite.files.paths import bert_data_dir
+from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file
 from flairsuite.settings_schema import FLAG, INTEGER, POSITIVE_INTEGER, TEXT
-from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
 
 # what the probe reads from a train-bert summary.json
 PROBED_VALUES = {

@@ -8,6 +8,7 @@ from typing import Any
 from flairsuite.bert.masking import OBJECTIVES
 from flairsuite.bert.vocabulary import VOCABULARY_SIZE
 from flairsuite.errors import FlairsuiteError, unknown_name_error
+from flairsuite.files.yaml_file import parse_yaml
 from flairsuite.settings_schema import (
     FLAG,
     NON_NEGATIVE_INTEGER,
@@ -22,7 +23,6 @@ from flairsuite.settings_schema import (
     one_of,
     setting,
 )
-from flairsuite.yaml_file import parse_yaml
 
 OPTION_NAMES = {"seq_len": "--sequence-length"}  # settings whose option is spelt as train-charlm spells the same option
 BERT_OPTIONS = Wording(lambda name: OPTION_NAMES.get(name, OPTIONS.name(name)), OPTIONS.found)  # `--layers must be a positive integer (found 2.5)`

@@ -34,8 +34,8 @@ from flairsuite.bert.data import PackedSamples, TokenizedCorpus
 from flairsuite.bert.masking import IGNORE, MaskingRule, training_batch
 from flairsuite.bert.settings import BertSettings
 from flairsuite.bert.vocabulary import continuation_ids, hf_tokenizer
-from flairsuite.distributed import Ranks
-from flairsuite.precision import autocast, require_precision
+from flairsuite.runtime.distributed import Ranks
+from flairsuite.runtime.precision import autocast, require_precision
 from flairsuite.training import Budget, StreamProgress, StreamTraining, renamed_setting
 
 
@@ -126,7 +126,7 @@ class BertTrainer(StreamTraining[BertProgress]):
         self._order: tuple[int, np.ndarray] = (-1, np.empty(0, dtype=np.int64))
 
     def release_ranks(self) -> None:
-        """Drop the data-parallel wrapper once training is over, before `flairsuite.distributed.leave` (which says why)."""
+        """Drop the data-parallel wrapper once training is over, before `flairsuite.runtime.distributed.leave` (which says why)."""
         self.parallel_pass = self.forward_pass
 
     # -- checkpoint -------------------------------------------------------------------------------

@@ -23,8 +23,8 @@ import torch
 
 from flairsuite.charlm.storage import load_language_model
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file
 from flairsuite.rawtext.prepare import file_digest
-from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
 
 MODEL_FILE = "best-lm.pt"
 ARCHITECTURE = ("hidden_size", "nlayers", "embedding_size")  # what the weights fix: a different value is refused

@@ -19,9 +19,9 @@ from flairsuite.charlm.storage import load_language_model
 from flairsuite.charlm.summary import learned_unspaced
 from flairsuite.charlm.trainer import evaluate
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file
 from flairsuite.rawtext.prepare import DELIMITER
 from flairsuite.settings_schema import POSITIVE_NUMBER
-from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
 
 WINDOW = 250  # characters a window, as the recipes' sequence_length
 STREAMS = 100  # parallel streams at most, as the trainer's validation

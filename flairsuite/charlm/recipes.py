@@ -6,7 +6,7 @@ from importlib import resources
 from typing import Any
 
 from flairsuite.errors import FlairsuiteError, unknown_name_error
-from flairsuite.yaml_file import parse_yaml
+from flairsuite.files.yaml_file import parse_yaml
 
 PRESETS_FOLDER = "presets"  # beside this module: default.yaml and one file per language
 

@@ -1,5 +1,5 @@
 """One direction of `train-charlm` in its model folder: held by this process, started or resumed, trained, its best model's
-test perplexity, summary.json and learning curve (the command around it: `flairsuite.charlm.command`).
+test perplexity, summary.json and learning curve (the command around it: `flairsuite.charlm.train_charlm`).
 
 The two stay apart because they are two jobs: the command reads options (a recipe or an `--init` model), prepares the
 text once and reports on the pair; this module trains one folder from a prepared corpus and settings, knowing nothing
@@ -14,15 +14,15 @@ from typing import Any, Optional
 import torch
 from flair.models import LanguageModel
 
-from flairsuite.allocator import bound_primitive_cache, keep_freed_memory
 from flairsuite.charlm.initial import InitialModel
 from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate, evaluation_batches
-from flairsuite.distributed import Ranks
-from flairsuite.locks import held
+from flairsuite.files.locks import held
+from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file, write_summary
 from flairsuite.pretraining import Panel, RunFolder, plot_curve, start_or_resume
 from flairsuite.rawtext.prepare import PreparedCorpus
+from flairsuite.runtime.allocator import bound_primitive_cache, keep_freed_memory
+from flairsuite.runtime.distributed import Ranks
 from flairsuite.settings_schema import NON_NEGATIVE_INTEGER, NON_NEGATIVE_NUMBER, Rule
-from flairsuite.summary_file import SUMMARY_FILE, read_summary_file, write_summary
 from flairsuite.training import Budget
 from flairsuite.values import is_finite_number, is_positive_number
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from flairsuite.corpora.registry import language_segmentation
 from flairsuite.errors import FlairsuiteError
-from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
+from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file
 
 
 def learned_unspaced(summary: dict[str, Any]) -> bool:

@@ -32,14 +32,15 @@ import torch.nn.functional as F
 from flair.models import LanguageModel
 from torch.nn.parallel import DistributedDataParallel
 
-from flairsuite.atomic import atomic_file
 from flairsuite.charlm.batches import StreamBatches
 from flairsuite.charlm.initial import InitialModel, extended_state
 from flairsuite.charlm.storage import check_storage, load_language_model, store_weights_as
-from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
-from flairsuite.precision import autocast, require_precision
+from flairsuite.files.atomic import atomic_file
+from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file, write_summary
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
+from flairsuite.runtime.distributed import Ranks
+from flairsuite.runtime.precision import autocast, require_precision
 from flairsuite.settings_schema import (
     NON_NEGATIVE_INTEGER,
     NON_NEGATIVE_NUMBER,
@@ -50,7 +51,6 @@ from flairsuite.settings_schema import (
     interval,
     setting,
 )
-from flairsuite.summary_file import SUMMARY_FILE, read_summary_file, write_summary
 from flairsuite.training import StreamProgress, StreamTraining, renamed_setting
 
 log = logging.getLogger("flairsuite")

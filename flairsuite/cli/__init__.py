@@ -3,7 +3,15 @@
 `group` holds the group and the shared options; importing the command modules registers their commands on it.
 """
 
-from flairsuite.cli import corpora, evaluate, experiments, lexicon, predict_and_serve, suggest, train  # noqa: F401  (registers the commands)
+from flairsuite.cli import (  # noqa: F401  (registers the commands)
+    corpora,
+    embedding_training,
+    evaluate,
+    experiments,
+    lexicon,
+    predict_and_serve,
+    suggest,
+)
 from flairsuite.cli.group import cli, main
 
 __all__ = ["cli", "main"]

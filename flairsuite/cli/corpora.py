@@ -30,8 +30,8 @@ def corpora_list(corpora_dir: Optional[str]) -> None:
       FLAIRSUITE_CORPORA=../shared/corpora flairsuite corpora list
     """
     from flairsuite.corpora.overview import registry_table
-    from flairsuite.paths import corpora_dir as resolve
-    from flairsuite.paths import home, results_dir
+    from flairsuite.files.paths import corpora_dir as resolve
+    from flairsuite.files.paths import home, results_dir
     from flairsuite.results.inventory import inventory_lines
 
     root = resolve(corpora_dir)
@@ -78,7 +78,7 @@ def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable
     def decorate(command: Any) -> Any:
         def picked(name: str, level: Optional[str], granularity: Optional[str], extra: tuple[str, ...], corpora_dir: Optional[str],
                    file_format: Optional[str], **rest: Any) -> Any:
-            from flairsuite.paths import corpora_dir as resolve
+            from flairsuite.files.paths import corpora_dir as resolve
 
             own = {key: rest.pop(key) for key in OWN_KEYS}
             scored = rest.get("split")  # evaluate's
@@ -225,7 +225,7 @@ def corpora_fetch(name: str, corpora_dir: Optional[str]) -> None:
       flairsuite corpora fetch sturm --corpora-dir ./corpora
     """
     from flairsuite.corpora.fetch import fetch
-    from flairsuite.paths import corpora_dir as resolve
+    from flairsuite.files.paths import corpora_dir as resolve
 
     for line in fetch(name, resolve(corpora_dir)):
         click.echo(line)

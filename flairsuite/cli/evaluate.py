@@ -50,10 +50,10 @@ def evaluate(spec: Any, root: Any, model: str, split: str, fast: bool, batch_siz
     import time
     from pathlib import Path
 
-    from flairsuite.atomic import write_text
     from flairsuite.errors import FlairsuiteError
     from flairsuite.evaluate import evaluate as score
     from flairsuite.evaluate import input_files, predictions_text, report_lines
+    from flairsuite.files.atomic import write_text
 
     if fmt != "column" and not predictions:
         raise FlairsuiteError(f"--format {fmt} is the format of --predictions: give --predictions FILE too")

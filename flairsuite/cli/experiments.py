@@ -7,8 +7,8 @@ from typing import Optional
 import click
 
 from flairsuite.cli.corpora import corpora_fetch
+from flairsuite.cli.embedding_training import train_charlm, train_fasttext
 from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option, force_option, threads_option_for
-from flairsuite.cli.train import train_charlm, train_fasttext
 from flairsuite.errors import FlairsuiteError
 
 QUICKSTART_LM_HOURS = 0.05  # 3 minutes per direction when no LM pair is present
@@ -52,18 +52,18 @@ def tag(
       flairsuite results results/sturm-table3 --plot
     """
 
-    from flairsuite.paths import corpora_dir as resolve
-    from flairsuite.paths import home
+    from flairsuite.experiments.runner import plan_experiment, run_experiment
+    from flairsuite.files.paths import corpora_dir as resolve
+    from flairsuite.files.paths import home
     from flairsuite.results.collect import per_type_frame, read_runs, runs_frame
     from flairsuite.results.tables import report
-    from flairsuite.tagging.grid import plan_experiment, run_experiment
 
     cache = Path(cache_dir) if cache_dir else None
     if gpus and not ray_address:
         raise FlairsuiteError("--gpus is the request of each Ray task: use it with --ray")
     adapt_first(Path(experiment), threads, corpora_dir)
     if ray_address:
-        from flairsuite.tagging.ray_grid import RayRequest, run_experiment_on_ray
+        from flairsuite.experiments.ray_runner import RayRequest, run_experiment_on_ray
 
         plan = plan_experiment(Path(experiment), home(), force, click.echo, patterns, keep_finished, resolve(corpora_dir))
         request = RayRequest(ray_address, threads or 1, gpus, ray_retries)
@@ -74,7 +74,7 @@ def tag(
 
             torch.set_num_threads(threads)
         out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo, patterns, cache, keep_finished)
-    from flairsuite.results.active_learning import is_simulation, simulation_report
+    from flairsuite.experiments.simulation_report import is_simulation, simulation_report
 
     if is_simulation(out):  # an active_learning experiment: F1 per round and strategy instead of the grid's table
         click.echo("\n" + simulation_report(out))
@@ -84,12 +84,12 @@ def tag(
 
 
 def adapt_first(experiment: Path, threads: Optional[int], corpora_dir: Optional[str]) -> None:
-    """The experiment's `adapt:` pair and vectors trained by train-charlm and train-fasttext, unless current (flairsuite/tagging/adaptation.py)."""
-    from flairsuite.charlm.command import train_charlm_command
+    """The experiment's `adapt:` pair and vectors trained by train-charlm and train-fasttext, unless current (flairsuite/experiments/adaptation.py)."""
+    from flairsuite.charlm.train_charlm import train_charlm_command
+    from flairsuite.experiments.adaptation import ensure_adapted
     from flairsuite.experiments.reading import load_experiment
-    from flairsuite.paths import home
-    from flairsuite.tagging.adaptation import ensure_adapted
-    from flairsuite.wordvectors.command import train_fasttext_command
+    from flairsuite.files.paths import home
+    from flairsuite.wordvectors.train_fasttext import train_fasttext_command
 
     adaptation = load_experiment(experiment).adaptation
     if adaptation is None:
@@ -125,7 +125,7 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
     from importlib.resources import files
 
     from flairsuite.embeddings import existing_artifact
-    from flairsuite.paths import home
+    from flairsuite.files.paths import home
 
     ctx.invoke(corpora_fetch, name="sturm", corpora_dir=corpora_dir)
     for direction in ("forward", "backward"):
@@ -231,7 +231,7 @@ def results(
     """
     from pathlib import Path
 
-    from flairsuite.paths import results_dir
+    from flairsuite.files.paths import results_dir
     from flairsuite.results.collect import only_experiment, per_type_frame, read_runs, runs_frame
     from flairsuite.results.tables import report
 

@@ -45,9 +45,9 @@ def discover_words(**options: Any) -> None:
     """
     from pathlib import Path
 
-    from flairsuite.lexicon.command import discover_command
-    from flairsuite.paths import corpora_dir as datasets_dir
-    from flairsuite.paths import lexicons_dir
+    from flairsuite.files.paths import corpora_dir as datasets_dir
+    from flairsuite.files.paths import lexicons_dir
+    from flairsuite.lexicon.lexicon_commands import discover_command
 
     out = Path(options["out"]) if options["out"] else lexicons_dir() / f"{options['lang']}.tsv"
     for line in discover_command(options, datasets_dir(options["corpora_dir"]), out):
@@ -69,7 +69,7 @@ def match_lexicon(lexicon: str, file: str, rule: str, out: Optional[str]) -> Non
     """
     from pathlib import Path
 
-    from flairsuite.lexicon.command import match_command
+    from flairsuite.lexicon.lexicon_commands import match_command
 
     lines = list(match_command(Path(lexicon), Path(file), rule, Path(out) if out else None))
     for line in lines[:-1]:

@@ -65,7 +65,7 @@ def predict(
     import time
     from pathlib import Path
 
-    from flairsuite.atomic import write_text
+    from flairsuite.files.atomic import write_text
     from flairsuite.predict import predict_document
 
     set_threads(threads)

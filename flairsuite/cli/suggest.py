@@ -38,7 +38,7 @@ def suggest(model: str, texts: str, count: int, out: str, fmt: str, unit: str, m
 
     import torch
 
-    from flairsuite.atomic import write_text
+    from flairsuite.files.atomic import write_text
     from flairsuite.suggest import suggest as rank
 
     if threads:

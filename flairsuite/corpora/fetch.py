@@ -20,10 +20,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from flairsuite.atomic import atomic_file
 from flairsuite.corpora.readers import read_column
 from flairsuite.corpora.registry import DatasetSpec, FileSpec, FormatSpec, dataset
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.atomic import atomic_file
 
 TIMEOUT_S = 60
 CHUNK_BYTES = 1 << 20

@@ -17,7 +17,7 @@ from flairsuite.corpora.jsonl_spans import read_jsonl
 from flairsuite.corpora.readers import TaggedSentence, read_column, read_conllu, read_spans_json
 from flairsuite.corpora.registry import FormatSpec
 from flairsuite.corpora.tags import io_as_bio
-from flairsuite.corpora.webanno import read_webanno
+from flairsuite.corpora.webanno_reader import read_webanno
 from flairsuite.errors import InputError
 
 Reader = Callable[[Path, FormatSpec, str, Counter], Iterator[TaggedSentence]]

@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from flairsuite.corpora.readers import TaggedSentence, read_lines
 from flairsuite.corpora.registry import FormatSpec
-from flairsuite.corpora.spans import CharSpan, CharToken, tagged_sentences
+from flairsuite.corpora.span_rules import CharSpan, CharToken, tagged_sentences
 from flairsuite.errors import InputError
 from flairsuite.values import is_int
 

@@ -44,7 +44,7 @@ from flairsuite.corpora.long_sentences import MAX_TOKENS
 from flairsuite.corpora.readers import CONLLU_COLUMNS, SEPARATORS, TaggedSentence
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, FileSpec, FormatSpec, names
 from flairsuite.corpora.tags import AS_BIO, PREFIXES, SchemeEvidence, split_tag
-from flairsuite.corpora.webanno import DEFAULT_FEATURE, NAMED_ENTITY
+from flairsuite.corpora.webanno_reader import DEFAULT_FEATURE, NAMED_ENTITY
 from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
 from flairsuite.settings_schema import interval, refuse
 from flairsuite.values import is_int, show

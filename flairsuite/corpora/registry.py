@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from flairsuite.errors import FlairsuiteError, unknown_name_error
-from flairsuite.yaml_file import parse_yaml
+from flairsuite.files.yaml_file import parse_yaml
 
 SPLITS = ("train", "dev", "test")
 

@@ -27,8 +27,8 @@ from flairsuite.embeddings.char import character_dictionary as character_diction
 from flairsuite.embeddings.kinds import EmbeddingKind as EmbeddingKind
 from flairsuite.embeddings.kinds import Featurizer as Featurizer
 from flairsuite.errors import FlairsuiteError, unknown_name_error
-from flairsuite.locks import LOCK_FILE, being_trained
-from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
+from flairsuite.files.locks import LOCK_FILE, being_trained
+from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file
 
 KINDS = tuple(kinds.EMBEDDING_KINDS)  # the kind names, in table order
 

@@ -35,9 +35,9 @@ from typing import Any, Optional
 from flair.embeddings import TokenEmbeddings, TransformerWordEmbeddings
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import bert_dir
+from flairsuite.files.paths import bert_dir
+from flairsuite.files.summary_file import SUMMARY_FILE
 from flairsuite.rawtext.language import raw_languages
-from flairsuite.summary_file import SUMMARY_FILE
 
 CONFIG_FILE = "config.json"
 TRAINING_FILES = ("checkpoint.pt", SUMMARY_FILE, "learning-curve.png")  # train-bert's own files, not the model's

@@ -21,7 +21,7 @@ from flairsuite.charlm.recipes import languages
 from flairsuite.charlm.summary import trained_on_unspaced_text
 from flairsuite.embeddings.context import ContextFlairEmbeddings, context_chars, read_in_context, split_name, start_marker
 from flairsuite.embeddings.lstm import Affine, Recurrence, doubled_cell_gate
-from flairsuite.paths import charlm_dir
+from flairsuite.files.paths import charlm_dir
 
 DIRECTIONS = ("forward", "backward")
 CHARLM_MODEL = "best-lm.pt"  # the file CharLMTrainer writes in each model folder

@@ -13,7 +13,7 @@ import torch
 from flair.data import Sentence
 from flair.embeddings import TokenEmbeddings, WordEmbeddings
 
-from flairsuite.paths import wordvectors_dir
+from flairsuite.files.paths import wordvectors_dir
 from flairsuite.rawtext.language import raw_languages
 from flairsuite.wordvectors.store import VECTORS_FILE, vectors_files, vectors_folder
 

@@ -30,9 +30,9 @@ from flair.embeddings import TokenEmbeddings
 from flair.embeddings.base import register_embeddings
 
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.paths import lexicons_dir
 from flairsuite.lexicon.match import POSITION_TAGS, LexiconMatcher, check_rule, position_tags, token_matches
 from flairsuite.lexicon.store import Lexicon, read_lexicon, split_entry
-from flairsuite.paths import lexicons_dir
 
 OPTIONS = ("daluke", "scores")
 POSITION_DIM = 16

@@ -1,140 +1,148 @@
-"""The `adapt:` block of an experiment file: a character-LM pair and/or fastText vectors continued on the user's own
-unannotated text before the runs.
+"""Before an experiment's runs: its `adapt:` pair and vectors (flairsuite/experiments/adaptation_settings.py) trained, or reused when current.
 
-    adapt:
-      init: de                        # the pair to continue (charlm/de-forward, charlm/de-backward), as train-charlm --init
-      fasttext: de                    # optional: fastText vectors to continue too (wordvectors/de-fasttext), as train-fasttext --init
-      text: [texts/letters.txt]       # raw text files or folders, relative to the experiment file (a string for one)
-      name: de-letters                # the adapted pair: charlm/de-letters-forward, -backward; vectors: wordvectors/de-letters-fasttext
-      max_chars: 5000000              # optional: characters per direction (default: train-charlm --init's, 5 passes)
-      epochs: 5                       # optional: fastText's passes over the text (default: train-fasttext --init's, 5)
-      heldout_fraction: 0.01          # optional: the text's share held out for validation and test
-      exclude: [letters]              # optional: corpora of the experiment whose dev/test sentences are cut out (default: all)
+The pair is current when both model folders hold `best-lm.pt` and a finished `adaptation.json` with the block's
+fingerprint: the initial pair's model digests, the text files' SHA-256 and the block's other settings. Otherwise
+`train-charlm --init` trains it: `--force` (a changed fingerprint: started over), or `--resume` where `adaptation.json`
+says this fingerprint's training began (a killed `tag` continues it). The runs then fingerprint the adapted LMs as any
+charlm artifact (their digest), so runs on an earlier adaptation are trained again.
 
-Either `init` or `fasttext` may be left out (only the other is adapted). The stacks name the adapted pair and vectors as
-any other (`charlm:de-letters-forward`, `fasttext:de-letters`); `flairsuite tag` trains each before the runs when it is
-missing or its fingerprint changed (`flairsuite.tagging.adaptation`).
+The vectors (`fasttext:` in the block) likewise: current when their folder holds vectors.kv and a finished `adaptation.json`
+with their own fingerprint (the initial vectors' digest, the texts' SHA-256, the block's settings for them), else
+`train-fasttext --init ... --force` trains them again (a short run: a killed one starts over; the folder is replaced whole).
+A pair and vectors of one block keep separate fingerprints, so adding `fasttext:` to a block never retrains its pair.
 """
 
-import json
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, ClassVar, Optional
+from typing import Any, Callable, Optional
 
-from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.corpus_choice import CorpusChoice
-from flairsuite.rawtext.prepare import corpus_sources
-from flairsuite.settings_schema import KEYS, POSITIVE_INTEGER, CheckedSettings, Rule, Wording, interval, setting
-from flairsuite.values import show
+from flairsuite.charlm.initial import MODEL_FILE, initial_folder
+from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.experiments.adaptation_settings import Adaptation
+from flairsuite.experiments.identity import digest
+from flairsuite.files.atomic import write_json
+from flairsuite.files.paths import charlm_dir, wordvectors_dir
+from flairsuite.files.yaml_file import read_yaml  # the marker is JSON, which YAML reads
+from flairsuite.rawtext.prepare import file_digest
+from flairsuite.wordvectors.initial import initial_vectors
+from flairsuite.wordvectors.store import VECTORS_FILE, vectors_folder
 
-KEY = "adapt"
-EXAMPLE = "adapt: {init: de, text: texts/letters.txt, name: de-letters}"
-FIELDS = ("init", "fasttext", "text", "name", "max_chars", "epochs", "heldout_fraction", "exclude")
-HELDOUT_SHARE = interval(0, 0.5, low_open=True, high_open=True)
-PAIR = Rule("the name or path prefix of a trained pair, e.g. de", lambda v: isinstance(v, str) and bool(v.strip()))
-VECTORS = Rule("the name or folder of fastText vectors trained with their model, e.g. de", lambda v: isinstance(v, str) and bool(v.strip()))
-
-
-@dataclass(frozen=True)
-class Adaptation(CheckedSettings):
-    """A validated `adapt:` block: `init` and the numbers by the suite's settings base; texts as absolute paths and
-    `exclude` as train-charlm --exclude arguments (registered names, own corpus folders) by `parse_adaptation`, which
-    sees the file's folder and corpora."""
-
-    init: Optional[str] = setting(PAIR.or_null("fastText only"), None)
-    fasttext: Optional[str] = setting(VECTORS.or_null("the pair only"), None)
-    texts: tuple[Path, ...] = ()
-    name: str = ""
-    max_chars: Optional[int] = setting(POSITIVE_INTEGER.or_null("five passes over the text"), None)
-    epochs: Optional[int] = setting(POSITIVE_INTEGER.or_null("five passes over the text"), None)
-    heldout_fraction: Optional[float] = setting(HELDOUT_SHARE.or_null("train-charlm's default"), None)
-    exclude: tuple[str, ...] = ()
-    wording: ClassVar[Wording] = Wording(lambda name: f"{KEY}: {name}", KEYS.found)
-
-    def specs(self) -> tuple[str, ...]:
-        """The embedding specs of the adapted pair and vectors."""
-        pair = (f"charlm:{self.name}-forward", f"charlm:{self.name}-backward") if self.init else ()
-        return pair + ((f"fasttext:{self.name}",) if self.fasttext else ())
-
-    def settings(self) -> dict[str, Any]:
-        """What the block sets for the pair besides the initial pair and the text (fingerprinted with their digests)."""
-        return {"name": self.name, "max_chars": self.max_chars, "heldout_fraction": self.heldout_fraction, "exclude": list(self.exclude)}
-
-    def vectors_settings(self) -> dict[str, Any]:
-        """What the block sets for the vectors besides the initial vectors and the text (fingerprinted with their digests)."""
-        return {"name": self.name, "epochs": self.epochs, "heldout_fraction": self.heldout_fraction, "exclude": list(self.exclude)}
+MARKER = "adaptation.json"
+DIRECTIONS = ("forward", "backward")
 
 
-def _fail(message: str) -> FlairsuiteError:
-    return FlairsuiteError(f"{KEY}: {message}, e.g. `{EXAMPLE}`")
+def adaptation_record(adaptation: Adaptation, home: Path, source: Path) -> dict[str, Any]:
+    """What the adapted pair is made from: the initial models' and texts' digests and the settings; a missing initial
+    pair is a one-line error naming the experiment file `source` and the `adapt:` block."""
+    try:
+        initial = {direction: file_digest(initial_folder(adaptation.init, direction, (charlm_dir(home),)) / MODEL_FILE) for direction in DIRECTIONS}
+    except FlairsuiteError as err:
+        raise InputError(source, None, f"adapt: init: {err}") from None
+    for direction in DIRECTIONS:
+        folder = initial_folder(adaptation.init, direction, (charlm_dir(home),))
+        if folder.resolve() == (charlm_dir(home) / f"{adaptation.name}-{direction}").resolve():
+            raise InputError(source, None, f"adapt: name: {adaptation.name} would overwrite the initial model {folder}: choose another name")
+    return {"init": adaptation.init, "initial_sha256": initial, "texts": {str(path): file_digest(path) for path in adaptation.texts},
+            **adaptation.settings()}
 
 
-def _texts(value: Any, base: Path) -> tuple[Path, ...]:
-    """The text files: each item a file, or a folder read as train-charlm --corpus reads one (its .txt and .txt.gz
-    files, so a letter added to the folder changes the fingerprint)."""
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not items or not all(isinstance(item, str) and item for item in items):
-        raise _fail(f"text must be a file or folder, or a list of them, of raw text (found {show(value)})")
-    paths = []
-    for item in items:
-        path = (base / item).resolve()
-        if not path.exists():
-            raise FlairsuiteError(f"{KEY}: text: {item} is not a file or folder ({path})")
-        try:
-            paths.extend(source.path for source in corpus_sources("", [str(path)], base))
-        except FlairsuiteError as err:
-            raise FlairsuiteError(f"{KEY}: text: {item}: {err}") from None
-    return tuple(dict.fromkeys(paths))
+def marker_state(folder: Path, fingerprint: str, artifact: str = MODEL_FILE) -> str:
+    """`done` (this fingerprint, trained), `begun` (this fingerprint, training began) or `other` for one model folder
+    (`artifact`: the file a trained one holds)."""
+    try:
+        marker = read_yaml(folder / MARKER, "adaptation record") if (folder / MARKER).is_file() else {}
+    except FlairsuiteError:
+        return "other"
+    if not isinstance(marker, dict) or marker.get("fingerprint") != fingerprint:
+        return "other"
+    return "done" if marker.get("finished") and (folder / artifact).is_file() else "begun"
 
 
-def _exclude(value: Any, corpora: list[CorpusChoice]) -> tuple[str, ...]:
-    """The corpora whose dev/test sentences are cut out, as --exclude arguments: registered ones by name, an own corpus by
-    its folder, or (another format than column, or other reading keys) its entry as a YAML mapping."""
-    by_name = {corpus.name: corpus for corpus in corpora}
-    chosen = list(by_name) if value is None else value
-    if not isinstance(chosen, list) or not all(isinstance(name, str) for name in chosen):
-        raise _fail(f"exclude must be a list of the experiment's corpora (found {show(value)})")
-    for name in chosen:
-        if name not in by_name:
-            raise FlairsuiteError(f"{KEY}: exclude: {show(name)} is not a corpus of the experiment ({', '.join(by_name)})")
-    return tuple(dict.fromkeys(_exclude_argument(by_name[name]) for name in chosen))
+def train_arguments(adaptation: Adaptation, home: Path, resume: bool, threads: Any) -> list[str]:
+    """The train-charlm command line that adapts the pair into `home`'s charlm folder."""
+    args = ["--init", adaptation.init, "--name", adaptation.name, "--out", str(charlm_dir(home)), "--resume" if resume else "--force"]
+    budget = ["--max-chars", str(adaptation.max_chars)] if adaptation.max_chars is not None else []
+    return args + budget + text_arguments(adaptation, threads)
 
 
-def _exclude_argument(corpus: CorpusChoice) -> str:
-    if corpus.own is None:
-        return corpus.name
-    entry = corpus.own_entry or {"path": corpus.own.folder}
-    if set(entry) == {"path"}:
-        return corpus.own.folder  # a column corpus with the defaults: the folder, as before
-    return json.dumps(entry, sort_keys=True, ensure_ascii=False)  # JSON is YAML: train-charlm --exclude reads the mapping
+def text_arguments(adaptation: Adaptation, threads: Any) -> list[str]:
+    """The options both trainers share: the texts, the excluded corpora, the held-out share and the threads."""
+    args = [item for path in adaptation.texts for item in ("--corpus", str(path))]
+    args += [item for name in adaptation.exclude for item in ("--exclude", name)]
+    if adaptation.heldout_fraction is not None:
+        args += ["--heldout-fraction", str(adaptation.heldout_fraction)]
+    return args + (["--threads", str(threads)] if threads else [])
 
 
-def parse_adaptation(data: dict[str, Any], base: Path, corpora: list[CorpusChoice], safe_name: Any) -> Optional[Adaptation]:
-    """The experiment's `adapt:` block (None without one), its text files below `base`; any bad value: a one-line error.
-    `safe_name`: the experiment's check of folder names (validation.py)."""
-    if KEY not in data:
-        return None
-    block = data[KEY]
-    if not isinstance(block, dict):
-        raise _fail("must be a mapping")
-    unknown = [key for key in block if key not in FIELDS]
-    if unknown:
-        raise FlairsuiteError(f"{KEY}: unknown key {show(unknown[0])} (known: {', '.join(FIELDS)})")
-    for key in ("text", "name"):
-        if key not in block:
-            raise _fail(f"missing key '{key}'")
-    if block.get("init") is None and block.get("fasttext") is None:
-        raise _fail("missing key 'init' (the char-LM pair to continue) or 'fasttext' (the vectors to continue)")
-    heldout = block.get("heldout_fraction")
-    adaptation = Adaptation(
-        init=block.get("init"), fasttext=block.get("fasttext"), max_chars=block.get("max_chars"), epochs=block.get("epochs"),
-        heldout_fraction=heldout,
-    )
-    name = safe_name(f"{KEY}: name", block["name"])
-    for key, initial, adapted in (("init", "pair's", "pair a name of its"), ("fasttext", "vectors'", "vectors a name of their")):
-        if name == block.get(key):
-            raise FlairsuiteError(f"{KEY}: name: {show(name)} is the initial {initial}: give the adapted {adapted} own")
-    return replace(
-        adaptation, texts=_texts(block["text"], base), name=block["name"], exclude=_exclude(block.get("exclude"), corpora),
-        heldout_fraction=None if heldout is None else float(heldout),
-    )
+Train = Callable[[list[str]], Iterable[str]]  # runs a training command on its arguments, yields its report lines
+
+
+def ensure_adapted(
+    adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Any = None,
+    train_vectors: Optional[Train] = None,
+) -> bool:
+    """Train the `adapt:` pair and vectors of the experiment file `source` unless they are current; whether any was
+    trained. `train` runs train-charlm, `train_vectors` train-fasttext."""
+    trained = ensure_pair(adaptation, source, home, train, echo, threads) if adaptation.init else False
+    if adaptation.fasttext:
+        if train_vectors is None:
+            raise ValueError("an adapt: block with fasttext needs train_vectors")
+        trained = ensure_vectors(adaptation, source, home, train_vectors, echo, threads) or trained
+    return trained
+
+
+def ensure_pair(adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Any) -> bool:
+    """Train the `adapt:` pair unless it is current; whether it was trained."""
+    record = adaptation_record(adaptation, home, source)
+    fingerprint = digest(record)
+    folders = [charlm_dir(home) / f"{adaptation.name}-{direction}" for direction in DIRECTIONS]
+    states = [marker_state(folder, fingerprint) for folder in folders]
+    if all(state == "done" for state in states):
+        echo(f"adapt: charlm/{adaptation.name}-forward and -backward are current (fingerprint {fingerprint[:12]})")
+        return False
+    resume = all(state in ("done", "begun") for state in states)
+    echo(f"adapt: {'continuing' if resume else 'training'} charlm/{adaptation.name}-forward and -backward from {adaptation.init} "
+         f"on {len(adaptation.texts)} text file(s)")
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": False, **record})
+    for line in train(train_arguments(adaptation, home, resume, threads)):
+        echo(line)
+    for folder in folders:
+        write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": True, **record})
+    return True
+
+
+def vectors_record(adaptation: Adaptation, home: Path, source: Path) -> dict[str, Any]:
+    """What the adapted vectors are made from: the initial vectors' digest, the texts' and the settings; initial vectors
+    missing or without their full model, or the adapted ones in their place: a one-line error naming `source`."""
+    try:
+        initial = initial_vectors(str(adaptation.fasttext), (wordvectors_dir(home),))
+    except FlairsuiteError as err:
+        raise InputError(source, None, f"adapt: fasttext: {err}") from None
+    if initial.folder.resolve() == vectors_folder(wordvectors_dir(home), adaptation.name).resolve():
+        raise InputError(source, None, f"adapt: name: {adaptation.name} would overwrite the initial vectors {initial.folder}: choose another name")
+    return {"fasttext": adaptation.fasttext, "initial_sha256": initial.digest, "texts": {str(path): file_digest(path) for path in adaptation.texts},
+            **adaptation.vectors_settings()}
+
+
+def vectors_arguments(adaptation: Adaptation, home: Path, threads: Any) -> list[str]:
+    """The train-fasttext command line that adapts the vectors into `home`'s wordvectors folder."""
+    args = ["--init", str(adaptation.fasttext), "--name", adaptation.name, "--out", str(wordvectors_dir(home)), "--force"]
+    passes = ["--epochs", str(adaptation.epochs)] if adaptation.epochs is not None else []
+    return args + passes + text_arguments(adaptation, threads)
+
+
+def ensure_vectors(adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Any) -> bool:
+    """Train the `adapt:` vectors unless they are current; whether they were trained."""
+    record = vectors_record(adaptation, home, source)
+    fingerprint = digest(record)
+    folder = vectors_folder(wordvectors_dir(home), adaptation.name)
+    if marker_state(folder, fingerprint, VECTORS_FILE) == "done":
+        echo(f"adapt: wordvectors/{folder.name} is current (fingerprint {fingerprint[:12]})")
+        return False
+    echo(f"adapt: training wordvectors/{folder.name} from {adaptation.fasttext} on {len(adaptation.texts)} text file(s)")
+    for line in train(vectors_arguments(adaptation, home, threads)):
+        echo(line)
+    write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": True, **record})
+    return True

@@ -8,9 +8,9 @@ into an `ExperimentConfig`, `experiments/grid.py` expands that into runs.
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from flairsuite.experiments.active_learning import ActiveLearning
-from flairsuite.experiments.adaptation import Adaptation
+from flairsuite.experiments.adaptation_settings import Adaptation
 from flairsuite.experiments.corpus_choice import CorpusChoice
+from flairsuite.experiments.simulation_settings import ActiveLearning
 
 
 @dataclass(frozen=True)

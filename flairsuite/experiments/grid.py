@@ -11,8 +11,7 @@ from flairsuite.embeddings import frozen
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.models.registry import fine_tune_train, tagger_spec
-
-FINE_TUNED = "ft"  # the path component of fine-tuned runs, after the stack's
+from flairsuite.results.metrics_file import FINE_TUNED
 
 
 @dataclass(frozen=True)

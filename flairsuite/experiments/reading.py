@@ -1,4 +1,4 @@
-"""Reading an experiment file: the file -> its raw mapping (`flairsuite.yaml_file`: duplicate keys refused, YAML 1.2
+"""Reading an experiment file: the file -> its raw mapping (`flairsuite.files.yaml_file`: duplicate keys refused, YAML 1.2
 numbers), validated into an `ExperimentConfig` (experiments/validation.py), every problem one line naming the file."""
 
 from pathlib import Path
@@ -7,7 +7,7 @@ from typing import Any, Union
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.validation import validated_config
-from flairsuite.yaml_file import read_yaml
+from flairsuite.files.yaml_file import read_yaml
 
 
 def read_experiment_file(path: Path) -> Any:

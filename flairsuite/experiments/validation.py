@@ -16,13 +16,13 @@ from flairsuite.corpora.registry import DatasetSpec, dataset, names
 from flairsuite.corpora.tasks import LABELED_TASKS
 from flairsuite.embeddings import parse
 from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
-from flairsuite.experiments.active_learning import EXAMPLE as ACTIVE_LEARNING_EXAMPLE
-from flairsuite.experiments.active_learning import parse_active_learning
-from flairsuite.experiments.adaptation import EXAMPLE as ADAPT_EXAMPLE
-from flairsuite.experiments.adaptation import parse_adaptation
+from flairsuite.experiments.adaptation_settings import EXAMPLE as ADAPT_EXAMPLE
+from flairsuite.experiments.adaptation_settings import parse_adaptation
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.experiments.grid import cross, match_runs, tunable
+from flairsuite.experiments.simulation_settings import EXAMPLE as ACTIVE_LEARNING_EXAMPLE
+from flairsuite.experiments.simulation_settings import parse_active_learning
 from flairsuite.models.registry import TAGGERS, tagger_spec
 from flairsuite.models.settings import TrainSettings
 from flairsuite.settings_schema import FLAG, Rule, interval, refusal

@@ -18,8 +18,8 @@ from typing import Optional
 
 import pandas as pd
 
-from flairsuite.atomic import write_text
 from flairsuite.errors import FlairsuiteError, InputError, read_utf8
+from flairsuite.files.atomic import write_text
 from flairsuite.rawtext.tokens import tokenize
 
 UNITS = ("characters", "words")

@@ -6,7 +6,7 @@ from flairsuite.markup.annotated import Annotated
 from flairsuite.markup.conll import conll_text
 from flairsuite.markup.doccano import doccano_jsonl
 from flairsuite.markup.labelstudio import labelstudio_json
-from flairsuite.markup.webanno import webanno_tsv
+from flairsuite.markup.webanno_writer import webanno_tsv
 
 ANNOTATION_FORMATS = ("webanno", "jsonl", "labelstudio", "conll")
 

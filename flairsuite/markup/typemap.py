@@ -14,7 +14,7 @@ from xml.sax.saxutils import escape
 import yaml
 
 from flairsuite.errors import InputError, read_utf8
-from flairsuite.yaml_file import compose_yaml
+from flairsuite.files.yaml_file import compose_yaml
 
 ELEMENT = re.compile(r"([A-Za-z_][\w.-]*)(?:\[@type(?:=(?:\"([^\"]*)\"|'([^']*)'|([^\]\"']+)))?\])?")
 FALLBACK_KEY = "*"

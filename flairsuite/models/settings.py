@@ -35,7 +35,7 @@ from typing import Any, Mapping, Optional
 import torch
 
 from flairsuite.errors import FlairsuiteError, unknown_name_error
-from flairsuite.precision import PRECISIONS
+from flairsuite.runtime.precision import PRECISIONS
 from flairsuite.settings_schema import (
     FLAG,
     NON_NEGATIVE_INTEGER,

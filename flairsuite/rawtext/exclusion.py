@@ -22,8 +22,8 @@ from flairsuite.corpora.readers import read_lines
 from flairsuite.corpora.registry import DatasetSpec, dataset, language_segmentation, names
 from flairsuite.corpora.tasks import LABELED_TASKS
 from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.files.yaml_file import parse_yaml
 from flairsuite.rawtext.tokens import TOKEN
-from flairsuite.yaml_file import parse_yaml
 
 log = logging.getLogger("flairsuite")
 

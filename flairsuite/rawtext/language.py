@@ -6,7 +6,7 @@ from typing import Optional
 
 from flairsuite.corpora.registry import dataset, names
 from flairsuite.errors import unknown_name_error
-from flairsuite.paths import corpora_dir, prepared_dir
+from flairsuite.files.paths import corpora_dir, prepared_dir
 from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, prepare
 
 

@@ -25,11 +25,11 @@ import numpy as np
 from flair.data import Dictionary
 from tqdm import tqdm
 
-from flairsuite.atomic import write_json
 from flairsuite.corpora.raw import iter_documents, source_path
 from flairsuite.corpora.registry import FileSpec, FormatSpec, dataset, language_segmentation
 from flairsuite.errors import FlairsuiteError
-from flairsuite.locks import folder_built_once
+from flairsuite.files.atomic import write_json
+from flairsuite.files.locks import folder_built_once
 from flairsuite.rawtext.exclusion import SentenceIndex, excluded_sentences, heldout_sentences
 from flairsuite.settings_schema import INTEGER, OPTIONS, POSITIVE_INTEGER, TEXT, CheckedSettings, Rule, interval, one_of, setting
 

@@ -26,11 +26,11 @@ from typing import Any, NamedTuple, Optional
 import pandas as pd
 
 from flairsuite.errors import FlairsuiteError, InputError
-from flairsuite.experiments.grid import FINE_TUNED
+from flairsuite.files.yaml_file import read_yaml
 from flairsuite.results.collect import SCORE, trained_runs
+from flairsuite.results.metrics_file import FINE_TUNED
 from flairsuite.results.tables import STYLES, WRITERS, Cell, Difference, metric_title, summary, written
 from flairsuite.results.welch import welch_interval
-from flairsuite.yaml_file import read_yaml
 
 LEVEL = 0.90
 DELTA = {"md": "Δ", "csv": "Δ", "latex": r"$\Delta$"}  # pdflatex without extra packages takes no Unicode Δ

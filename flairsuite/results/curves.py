@@ -24,8 +24,8 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from flairsuite.atomic import atomic_file
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.atomic import atomic_file
 from flairsuite.results.collect import SCORE, trained_runs
 from flairsuite.results.references import REFERENCES, known_task
 from flairsuite.results.tables import metric_title, score_column

@@ -11,8 +11,8 @@ from typing import Optional
 
 from flairsuite.corpora.registry import dataset, names
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.yaml_file import read_yaml
 from flairsuite.results.metrics_file import METRICS_FILE, read_metrics_json
-from flairsuite.yaml_file import read_yaml
 
 
 def experiments_by_language(results: Path) -> dict[str, dict[str, list[str]]]:

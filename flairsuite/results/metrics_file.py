@@ -26,7 +26,7 @@ processes before it (older runs count the last process only); newer runs add `"t
 which `results --cost` reads wall x threads as CPU time). Runs since fine-tuning add `"fine_tune": true/false` (a BERT of the stack trained with the tagger;
 missing: false) and `"artifact_digests"` (sha256 of each embedding's files, e.g. the BERT folder's); runs since
 memory was recorded add `"memory": {"peak_rss_anon_mb": ..., "peak_rss_mb": ...}` (sampled while the
-run trained, flairsuite/memory.py; RssAnon leaves out the pages of the memory-mapped embedding cache)
+run trained, flairsuite/runtime/memory.py; RssAnon leaves out the pages of the memory-mapped embedding cache)
 and `"artifact_summaries"`: per embedding spec, how its artifact was trained (e.g. a BERT's
 objective, positions, WWM, tokens seen, MLM accuracy; a char LM's characters and perplexity).
 Newer NER runs add per type `"predicted"`, the entities found of that type (F1 over some types and the
@@ -50,13 +50,14 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple, Union
 
-from flairsuite.atomic import write_json
 from flairsuite.errors import InputError, read_utf8
+from flairsuite.files.atomic import write_json
 from flairsuite.settings_schema import FLAG, FRACTION, INTEGER, NUMBER, TEXT, Rule
 from flairsuite.values import is_int, json_problem
 
 METRICS_FILE = "metrics.json"
 FIX_FOLDER = "entity-fix"  # metrics of a run's Entity-Fix variant, below the run folder
+FINE_TUNED = "ft"  # the path component of fine-tuned runs, after the stack's
 ENTITY_SCORES = ("precision", "recall", "f1")
 SCORED_SPLITS = ("test", "dev")
 # the schema's version, written first into every new metrics.json; a file without it (an older run)

@@ -22,7 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
-from flairsuite.atomic import atomic_file
+from flairsuite.files.atomic import atomic_file
 from flairsuite.results.collect import SCORE
 from flairsuite.results.references import REFERENCES, ZOELLNER_2021_TABLE8, known_task
 from flairsuite.results.table8 import paper_value, table8_order, table8_runs

@@ -1,13 +1,13 @@
 """The one reader and writer of `predictions.tsv`: one line per token (token, gold tag, predicted tag, tab-separated), a
-blank line after each sentence; a tagging run writes its test split's beside its metrics.json (`flairsuite.tagging.grid`),
+blank line after each sentence; a tagging run writes its test split's beside its metrics.json (`flairsuite.experiments.runner`),
 `evaluate --predictions` any split's."""
 
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from flairsuite.atomic import write_text
 from flairsuite.errors import InputError, read_utf8
+from flairsuite.files.atomic import write_text
 
 PREDICTIONS_FILE = "predictions.tsv"
 

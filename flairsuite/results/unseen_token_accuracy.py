@@ -21,9 +21,9 @@ from gensim.models.keyedvectors import KeyedVectors
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.registry import dataset
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file
 from flairsuite.results.predictions import PREDICTIONS_FILE, Prediction, read_prediction_sentences
 from flairsuite.settings_schema import POSITIVE_INTEGER
-from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
 from flairsuite.wordvectors.coverage import covered
 from flairsuite.wordvectors.store import VECTORS_FILE
 

@@ -1,6 +1,6 @@
 """Training a new tagger for `POST /train`: the served tagger's kind and settings on its embeddings, fit to INCEpTION's annotations.
 
-The suite's training loop (`flairsuite.tagging.train`) belongs to the experiment runner, which the
+The suite's training loop (`flairsuite.tagging.tagger_training`) belongs to the experiment runner, which the
 serve layer may not import (setup.cfg's `runner` contract); this is a small loop of its own from
 the same lower layers: the models' `features_loss`/`features_decode` (`flairsuite.models.protocol`),
 the registry's training defaults for the tagger's kind (`PAPER_TRAIN` for a BiLSTM, `LINEAR_TRAIN`

@@ -7,7 +7,7 @@ start while a run is going raises `Running` (the protocol's 429). When the run e
 replaces the served model only if its dev F1 is not below the served tagger's on the same dev set
 and it finds an entity on the dev sentences wherever the served one finds any (`refusal`: the reason
 of a run that is not swapped in, which `/status` shows). The replacement: saved to a temporary file
-next to the served one (`flairsuite.atomic.atomic_file`), loaded from there as the tagger to serve,
+next to the served one (`flairsuite.files.atomic.atomic_file`), loaded from there as the tagger to serve,
 the old file hard-linked (or copied) to `<stem>.before-<UTC time><suffix>`, then renamed over the
 served path (`os.replace`), and only then handed to `swap` (the application switches its batcher to
 it between two batches); then the backups beyond the newest `keep` are deleted (`prune`; `keep` 0
@@ -27,8 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Generic, Optional, TypeVar
 
-from flairsuite.atomic import atomic_file
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.atomic import atomic_file
 from flairsuite.predict import load_tagger
 from flairsuite.serve.fit import Fitted, Labeled, fit, held_out
 

@@ -50,7 +50,7 @@ def serve(model_path: Path, host: str, port: int, announce: Callable[[str], None
     require_extra()
     import uvicorn
 
-    from flairsuite.allocator import keep_freed_memory
+    from flairsuite.runtime.allocator import keep_freed_memory
     from flairsuite.serve.app import create_app
 
     keep_freed_memory()  # every batch allocates the LMs' state buffers anew: kept, not returned to the system and faulted in again

@@ -1,3 +1,3 @@
-"""The experiment runner: the grid of runs, the embed-once cache, batches gathered from it, the tagger
-training loop (`TaggerTraining`), scoring and run locks. The tagger models themselves live in
-`flairsuite.models`; `inference` and `predict` never import this package."""
+"""The tagger's training loop over cached embeddings (`tagger_training`), its batches (`features`, `data`), the
+embed-once cache (`cache`) and scoring. The runner that drives it is `flairsuite.experiments`; the tagger models live
+in `flairsuite.models`; `inference` and `predict` never import this package."""

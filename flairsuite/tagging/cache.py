@@ -24,10 +24,10 @@ from flair.embeddings import TokenEmbeddings
 from tqdm import tqdm
 
 from flairsuite import embeddings
-from flairsuite.atomic import atomic_file, write_json
 from flairsuite.embeddings import artifact_digest, context_chars, length_batches, parse, resolve, token_vectors
-from flairsuite.locks import waited_for
-from flairsuite.paths import embeddings_cache_dir
+from flairsuite.files.atomic import atomic_file, write_json
+from flairsuite.files.locks import waited_for
+from flairsuite.files.paths import embeddings_cache_dir
 from flairsuite.tagging.data import LabeledSplit
 
 CACHE_DTYPE = np.float16  # LM states lie in [-1, 1] and word vectors are small: half precision keeps ~3 digits

@@ -14,11 +14,11 @@ from typing import Any
 
 from gensim.models.keyedvectors import KeyedVectors
 
-from flairsuite.atomic import atomic_folder
 from flairsuite.corpora.labeled import read_split
 from flairsuite.corpora.registry import dataset
 from flairsuite.errors import FlairsuiteError
-from flairsuite.summary_file import write_summary
+from flairsuite.files.atomic import atomic_folder
+from flairsuite.files.summary_file import write_summary
 from flairsuite.wordvectors.coverage import lookup_forms
 from flairsuite.wordvectors.store import VECTORS_FILE, vectors_files, vectors_folder
 

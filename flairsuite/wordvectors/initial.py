@@ -16,7 +16,7 @@ from typing import Any
 from gensim.models import FastText
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.summary_file import SUMMARY_FILE, read_summary_file
+from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file
 from flairsuite.wordvectors.store import MODEL_FOLDER, VECTORS_FILE, model_file, vectors_digest, vectors_folder
 
 FIXED = ("dim", "buckets")  # what the model's arrays fix: a different value is refused

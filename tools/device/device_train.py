@@ -167,7 +167,7 @@ def train(args: argparse.Namespace) -> int:
 
 def earlier_seconds(folder: Path) -> float:
     """Training seconds a --resume of `folder` starts from: its checkpoint's, else (a released model) its summary's."""
-    from flairsuite import checkpoint
+    from flairsuite.files import checkpoint
 
     if (folder / "checkpoint.pt").is_file():
         return float(checkpoint.load(folder / "checkpoint.pt")["progress"]["seconds"])
@@ -194,7 +194,7 @@ def worker(args: argparse.Namespace) -> int:
     params = cli.commands[name].make_context(name, list(options)).params
     if name == "train-bert":
         from flairsuite.bert.data import tokenize_corpus
-        from flairsuite.paths import bert_data_dir
+        from flairsuite.files.paths import bert_data_dir
 
         presets = yaml.safe_load((REPO / "flairsuite" / "bert" / "presets.yaml").read_text(encoding="utf-8"))
         tokenize_corpus(corpus, params["vocab_size"] or presets[params["preset"]]["vocab_size"], bert_data_dir())  # before the clock

@@ -35,7 +35,7 @@ PLATFORMS = ["manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_24_x8
 PARK_ROOTS = ("charlm", "bert", "wordvectors")
 PROBE = """
 import importlib.metadata, json, sys
-import flairsuite.cli, flairsuite.charlm.command, flairsuite.bert.command, flairsuite.bert.data, flairsuite.checkpoint
+import flairsuite.cli, flairsuite.charlm.train_charlm, flairsuite.bert.train_bert, flairsuite.bert.data, flairsuite.files.checkpoint
 import flair.models, flair.embeddings, matplotlib.pyplot, safetensors.torch, yaml, numpy
 names = {m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names)
 found = importlib.metadata.packages_distributions()
@@ -109,7 +109,7 @@ def text(bundle: Path, lang: str, corpus: tuple[str, ...], corpora: str | None, 
     """The prepared corpus (built or found in the cache as train-charlm does) into the bundle, with the labeled coverage."""
     sys.path.insert(0, str(REPO))
     from flairsuite.corpora.language_splits import labeled_tokens
-    from flairsuite.paths import corpora_dir
+    from flairsuite.files.paths import corpora_dir
     from flairsuite.rawtext.char_coverage import coverage_rows, training_characters
     from flairsuite.rawtext.language import prepare_language
     from flairsuite.rawtext.prepare import PREPARED_SPLITS, PreparedCorpus

@@ -98,7 +98,7 @@ def train_charlm(**options: Any) -> None:
       flairsuite train-charlm --lang de --resume          # after a kill: continues exactly
       flairsuite train-charlm --init de --corpus my_texts/ --name edition --exclude my_corpus/   # adapt the pair
     """
-    from flairsuite.charlm.command import train_charlm_command
+    from flairsuite.charlm.train_charlm import train_charlm_command
 
     for line in train_charlm_command(options):
         click.echo(line)
@@ -162,7 +162,7 @@ def train_fasttext(**options: Any) -> None:
       flairsuite train-fasttext --lang de --dim 100 --name de100     # spec fasttext:de100
       flairsuite train-fasttext --init de --corpus my_texts/ --name edition --exclude my_corpus/   # adapt the vectors
     """
-    from flairsuite.wordvectors.command import train_fasttext_command
+    from flairsuite.wordvectors.train_fasttext import train_fasttext_command
 
     for line in train_fasttext_command(options):
         click.echo(line)
@@ -190,8 +190,8 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
     """
     from pathlib import Path
 
-    from flairsuite.paths import corpora_dir as datasets_dir
-    from flairsuite.paths import wordvectors_dir
+    from flairsuite.files.paths import corpora_dir as datasets_dir
+    from flairsuite.files.paths import wordvectors_dir
     from flairsuite.wordvectors.compact import compact_command
 
     out = Path(out_dir) if out_dir else wordvectors_dir()
@@ -261,7 +261,7 @@ def train_bert(**options: Any) -> None:
       flairsuite train-bert --lang de --attention wwa --name de-wwa
       flairsuite train-bert --lang de --resume          # after a kill: continues exactly
     """
-    from flairsuite.bert.command import train_bert_command
+    from flairsuite.bert.train_bert import train_bert_command
 
     for line in train_bert_command(options):
         click.echo(line)

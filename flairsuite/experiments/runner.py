@@ -23,8 +23,6 @@ import torch
 from tqdm import tqdm
 
 import flairsuite
-from flairsuite.allocator import bound_primitive_cache
-from flairsuite.atomic import atomic_file, write_json
 from flairsuite.corpora.tasks import task
 from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
 from flairsuite.errors import FlairsuiteError
@@ -32,24 +30,26 @@ from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run, match_runs, runs
 from flairsuite.experiments.identity import fingerprint, run_fingerprint, run_record
 from flairsuite.experiments.reading import load_experiment
-from flairsuite.locks import claimed
-from flairsuite.memory import PeakMemory
+from flairsuite.experiments.renamed import adopt_renamed
+from flairsuite.experiments.reuse import copy_run, same_run_elsewhere
+from flairsuite.experiments.run_data import TRAIN_WITH_DEV, GridData, embedding_modules, features, label_type, tag_dictionary
+from flairsuite.files.atomic import atomic_file, write_json
+from flairsuite.files.locks import claimed
+from flairsuite.files.paths import results_dir
+from flairsuite.files.summary_file import read_record
 from flairsuite.models.card import record_segmentation
 from flairsuite.models.entity_fix import entity_fix
 from flairsuite.models.registry import build_tagger
-from flairsuite.paths import results_dir
-from flairsuite.precision import require_precision
 from flairsuite.results.lengths import length_counts
 from flairsuite.results.metrics_file import FIX_FOLDER, METRICS_FILE, read_run, variant_metrics_file, write_metrics
 from flairsuite.results.predictions import PREDICTIONS_FILE, write_predictions
+from flairsuite.runtime.allocator import bound_primitive_cache
+from flairsuite.runtime.memory import PeakMemory
+from flairsuite.runtime.precision import require_precision
 from flairsuite.settings_schema import TEXT
-from flairsuite.summary_file import read_record
 from flairsuite.tagging.data import subsample_note
-from flairsuite.tagging.grid_data import TRAIN_WITH_DEV, GridData, embedding_modules, features, label_type, tag_dictionary
-from flairsuite.tagging.renamed import adopt_renamed
-from flairsuite.tagging.reuse import copy_run, same_run_elsewhere
 from flairsuite.tagging.scoring import flair_f1, strict_scores, task_scores
-from flairsuite.tagging.train import decode, train_tagger
+from flairsuite.tagging.tagger_training import decode, train_tagger
 
 STATE_FILE = "experiment.json"
 MODEL_FILE = "model.pt"
@@ -338,7 +338,7 @@ def run_experiment(
     """
     bound_primitive_cache()
     if load_experiment(path).active_learning is not None:  # simulated annotation rounds instead of a grid
-        from flairsuite.tagging.active_learning import run_simulation
+        from flairsuite.experiments.simulation import run_simulation
 
         return run_simulation(path, home, corpora_root, force, echo, cache, patterns)
     plan = plan_experiment(path, home, force, echo, patterns, keep_finished, corpora_root)

@@ -14,14 +14,14 @@ from flairsuite.charlm.recipes import recipe
 from flairsuite.charlm.run import train_direction
 from flairsuite.charlm.trainer import Hyper
 from flairsuite.corpora.language_splits import labeled_tokens
-from flairsuite.distributed import first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import charlm_dir, corpora_dir
-from flairsuite.precision import require_precision, resolved_precision
+from flairsuite.files.paths import charlm_dir, corpora_dir
 from flairsuite.pretraining import budget_from
 from flairsuite.rawtext.char_coverage import coverage_lines, coverage_rows, training_characters
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus
+from flairsuite.runtime.distributed import first_on_rank_zero, leave, ranks_from_environment
+from flairsuite.runtime.precision import require_precision, resolved_precision
 from flairsuite.training import Budget
 
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}

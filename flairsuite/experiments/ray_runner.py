@@ -32,14 +32,14 @@ from typing import Any, Callable, Optional
 import torch
 from tqdm import tqdm
 
-from flairsuite.allocator import bound_primitive_cache
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.experiments.grid import Run
+from flairsuite.experiments.run_data import TRAIN_WITH_DEV, GridData
+from flairsuite.experiments.runner import CHECKPOINT_FILE, GridPlan, train_and_record
 from flairsuite.logs import logs_to_stderr
+from flairsuite.runtime.allocator import bound_primitive_cache
 from flairsuite.tagging.cache import frozen
-from flairsuite.tagging.grid import CHECKPOINT_FILE, GridPlan, train_and_record
-from flairsuite.tagging.grid_data import TRAIN_WITH_DEV, GridData
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
-from flairsuite.atomic import atomic_file
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.grid import Run
 from flairsuite.experiments.identity import run_fingerprint
+from flairsuite.files.atomic import atomic_file
 from flairsuite.results.metrics_file import METRICS_FILE, read_metrics_json, variant_metrics_file, write_metrics
 
 

@@ -1,4 +1,4 @@
-"""Tables and the plot of an active-learning simulation (`flairsuite.tagging.active_learning` writes its files).
+"""Tables and the plot of an active-learning simulation (`flairsuite.experiments.simulation` writes its files).
 
 Layout below `results/<experiment>/`: `simulation.json` (what was simulated), and per corpus, stack and round
 tagger `<corpus>/<stack>/<tagger>/<strategy>/seed-<n>/` with `selection.json` (the sentences of each round) and
@@ -20,9 +20,9 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from flairsuite.atomic import atomic_file
+from flairsuite.files.atomic import atomic_file
+from flairsuite.files.summary_file import read_record
 from flairsuite.settings_schema import FRACTION, INTEGER, NON_NEGATIVE_INTEGER, TEXT, Rule
-from flairsuite.summary_file import read_record
 
 STATE_FILE = "simulation.json"
 SELECTION_FILE = "selection.json"

@@ -33,7 +33,7 @@ from typing import Optional
 
 from flairsuite.corpora.readers import TaggedSentence, read_lines
 from flairsuite.corpora.registry import FormatSpec
-from flairsuite.corpora.spans import CharSpan, CharToken, tagged_sentences
+from flairsuite.corpora.span_rules import CharSpan, CharToken, tagged_sentences
 from flairsuite.errors import InputError
 
 NAMED_ENTITY = "de.tudarmstadt.ukp.dkpro.core.api.ner.type.NamedEntity"

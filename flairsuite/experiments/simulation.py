@@ -14,7 +14,7 @@ final selection; with `full_reference` the round tagger trains once per seed on 
 Resumable, and a rerun is identical: a round's choice is written to `selection.json` (atomically) before the
 round's scores (`round-<k>.json`, written last, mark it finished); a killed simulation continues at its first
 round without scores, from that round's epoch checkpoint, and always takes its sentences from `selection.json`.
-Files: `flairsuite.results.active_learning`. A changed `active_learning:` block or grid under the same name is
+Files: `flairsuite.experiments.simulation_report`. A changed `active_learning:` block or grid under the same name is
 refused unless `--force`, which starts the simulations over; `final_check` alone may change: a rerun trains the checks
 it lacks and keeps every round.
 """
@@ -31,20 +31,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from flairsuite.atomic import write_json, write_text
 from flairsuite.embeddings import artifact_digest, frozen, stack
 from flairsuite.errors import FlairsuiteError, InputError
-from flairsuite.experiments.active_learning import ActiveLearning
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run, runs, train_settings
 from flairsuite.experiments.identity import digest, fingerprint, run_record
 from flairsuite.experiments.reading import load_experiment
-from flairsuite.locks import claimed
-from flairsuite.models.registry import build_tagger
-from flairsuite.models.selection import pick, ranked
-from flairsuite.models.uncertainty import sentence_scores
-from flairsuite.paths import results_dir
-from flairsuite.results.active_learning import (
+from flairsuite.experiments.run_data import GridData, features, label_type, tag_dictionary
+from flairsuite.experiments.simulation_report import (
     CSV_FILE,
     FINAL_PREFIX,
     FULL_FOLDER,
@@ -56,13 +50,19 @@ from flairsuite.results.active_learning import (
     simulation_report,
     write_simulation_plot,
 )
+from flairsuite.experiments.simulation_settings import ActiveLearning
+from flairsuite.files.atomic import write_json, write_text
+from flairsuite.files.locks import claimed
+from flairsuite.files.paths import results_dir
+from flairsuite.files.summary_file import read_record
+from flairsuite.models.registry import build_tagger
+from flairsuite.models.selection import pick, ranked
+from flairsuite.models.uncertainty import sentence_scores
 from flairsuite.settings_schema import NON_NEGATIVE_INTEGER, TEXT, Rule
-from flairsuite.summary_file import read_record
 from flairsuite.tagging.data import LabeledSplit
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.grid_data import GridData, features, label_type, tag_dictionary
 from flairsuite.tagging.scoring import task_scores
-from flairsuite.tagging.train import decode, train_tagger
+from flairsuite.tagging.tagger_training import decode, train_tagger
 
 CHECKPOINT_FILE = "checkpoint.pt"
 SCORE_BATCH = 256  # pool sentences scored per batch

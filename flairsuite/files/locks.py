@@ -12,9 +12,9 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
-from flairsuite.atomic import atomic_folder, write_json
-from flairsuite.distributed import Ranks
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.atomic import atomic_folder, write_json
+from flairsuite.runtime.distributed import Ranks
 
 try:
     import fcntl

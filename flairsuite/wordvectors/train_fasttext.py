@@ -10,20 +10,20 @@ from typing import Any, Optional, Union
 import gensim
 from gensim.models import FastText
 
-from flairsuite.atomic import atomic_folder
 from flairsuite.corpora.language_splits import labeled_tokens
 from flairsuite.corpora.registry import language_segmentation
 from flairsuite.errors import FlairsuiteError
-from flairsuite.paths import corpora_dir, wordvectors_dir
+from flairsuite.files.atomic import atomic_folder
+from flairsuite.files.paths import corpora_dir, wordvectors_dir
+from flairsuite.files.summary_file import write_summary
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus, corpus_sources, file_digest
-from flairsuite.summary_file import write_summary
 from flairsuite.wordvectors.coverage import augmented, coverage_row
+from flairsuite.wordvectors.gensim_training import FastTextConfig, continue_fasttext, train_fasttext
 from flairsuite.wordvectors.initial import FIXED, InitialVectors, initial_vectors
 from flairsuite.wordvectors.report import PROBES, neighbour_lines, neighbours, oov_table
 from flairsuite.wordvectors.store import MODEL_FOLDER, VECTORS_FILE, folder_bytes, model_file, vectors_folder
 from flairsuite.wordvectors.tokens import TokenStream
-from flairsuite.wordvectors.train import FastTextConfig, continue_fasttext, train_fasttext
 
 
 def config_from(options: dict[str, Any]) -> FastTextConfig:

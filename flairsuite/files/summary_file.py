@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
 
-from flairsuite.atomic import write_json
 from flairsuite.errors import InputError, read_utf8
+from flairsuite.files.atomic import write_json
 from flairsuite.settings_schema import Rule, refusal
 from flairsuite.values import json_problem
 

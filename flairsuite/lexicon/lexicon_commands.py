@@ -146,7 +146,7 @@ def match_command(lexicon_path: Path, file: Path, rule: str, out: Optional[Path]
     if out is None:
         yield from records
     else:
-        from flairsuite.atomic import write_text
+        from flairsuite.files.atomic import write_text
 
         write_text(out, "\n".join(records) + ("\n" if records else ""))
     matches = sum(record.count('"start"') for record in records)

@@ -42,7 +42,7 @@ from tqdm import tqdm
 from flairsuite.corpora.tasks import TASKS
 from flairsuite.models.protocol import features_decode, features_loss
 from flairsuite.models.settings import TrainSettings
-from flairsuite.precision import autocast, require_precision
+from flairsuite.runtime.precision import autocast, require_precision
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.scoring import main_score
 from flairsuite.training import TrainingLoop
@@ -64,7 +64,7 @@ class TaggerProgress:
     resumed_at: float = 0.0  # `seconds` when the last process took the run over from a checkpoint (0: trained from the start)
 
 
-Progress = TaggerProgress  # the name older checkpoints pickled (flairsuite.tagging.train.Progress): they still load
+Progress = TaggerProgress  # the name older checkpoints pickled (flairsuite.tagging.tagger_training.Progress): they still load
 
 
 def trained_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from flairsuite.atomic import atomic_file
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.atomic import atomic_file
 
 
 def rng_state() -> dict[str, Any]:

@@ -14,16 +14,16 @@ from flairsuite.bert.data import TokenizedCorpus, tokenize_corpus
 from flairsuite.bert.order_probe import order_accuracies, verdict
 from flairsuite.bert.settings import BertSettings, settings_from
 from flairsuite.bert.trainer import BertTrainer, PretrainingPass, training_device
-from flairsuite.distributed import Ranks, first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.locks import held, refuse_if_busy
+from flairsuite.files.paths import bert_data_dir, bert_dir, lexicons_dir
+from flairsuite.files.summary_file import write_summary
 from flairsuite.lexicon.store import read_lexicon
-from flairsuite.locks import held, refuse_if_busy
-from flairsuite.paths import bert_data_dir, bert_dir, lexicons_dir
-from flairsuite.precision import require_precision, resolved_precision
 from flairsuite.pretraining import Panel, RunFolder, budget_from, plot_curve, start_or_resume
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus
-from flairsuite.summary_file import write_summary
+from flairsuite.runtime.distributed import Ranks, first_on_rank_zero, leave, ranks_from_environment
+from flairsuite.runtime.precision import require_precision, resolved_precision
 from flairsuite.training import Budget
 
 CURVE_FILE = "learning-curve.png"

@@ -1,6 +1,6 @@
 """What the runs of one grid share: the corpora and cached embedding arrays read so far (`GridData`), a run's split features,
-and the tag dictionary and label type of a corpus. Used by the grid runner (`grid.py`), its Ray tasks (`ray_grid.py`) and
-the active-learning simulation (`active_learning.py`)."""
+and the tag dictionary and label type of a corpus. Used by the grid runner (`runner.py`), its Ray tasks (`ray_runner.py`) and
+the active-learning simulation (`simulation.py`)."""
 
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -1,0 +1,1 @@
+"""Low-level file helpers: atomic writes, YAML, summary records, locks, checkpoints, paths."""

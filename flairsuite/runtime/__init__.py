@@ -1,0 +1,1 @@
+"""Runtime helpers: numeric precision, distributed process groups, memory, the allocator."""
