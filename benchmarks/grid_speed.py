@@ -82,6 +82,7 @@ def run_flair(args: argparse.Namespace, work: Path) -> dict[str, float]:
 
 def run_flairsuite(args: argparse.Namespace, work: Path) -> dict[str, float]:
     """The same grid with flairsuite in an empty home; test F1 per run id."""
+    from flairsuite.experiments.reading import read_experiment
     from flairsuite.experiments.runner import run_experiment
     from flairsuite.results.collect import read_runs
 
@@ -94,7 +95,7 @@ def run_flairsuite(args: argparse.Namespace, work: Path) -> dict[str, float]:
         "name": "grid-speed", "corpora": ["sturm"], "embeddings": STACKS, "taggers": TAGGERS,
         "seeds": args.seeds, "train": {"max_epochs": args.epochs},
     }))
-    out = run_experiment(experiment, home, Path(args.corpora_dir), echo=lambda line: print(line, file=sys.stderr))
+    out = run_experiment(read_experiment(experiment), home, Path(args.corpora_dir), echo=lambda line: print(line, file=sys.stderr))
     return {run.metrics["run"]: run.metrics["flair_f1"]["test"] for run in read_runs(out)}
 
 

@@ -295,6 +295,30 @@ def test_rerun_trains_nothing_and_a_second_grid_computes_no_embeddings(grid, cor
     assert not (home / "results" / "other" / "sturm" / "both" / "map" / "seed-3" / "metrics.json").exists()
 
 
+def test_tag_reads_the_experiment_file_once(lm_home, corpora, tmp_path, monkeypatch):
+    """`flairsuite tag` reads the file into one experiment object that the grid takes (it read it four times before)."""
+    import builtins
+    import io
+
+    home = tmp_path / "home"
+    shutil.copytree(lm_home, home)
+    experiment = experiment_yaml(tmp_path / "once.yaml", "once", {"fwd": STACKS["fwd"]}, ["map"], [1], "{max_epochs: 1, mini_batch_size: 4}",
+                                 "[false]")
+    reads, real_open = [], io.open
+
+    def counting_open(file, *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and Path(file).resolve() == experiment.resolve():
+            reads.append(file)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(io, "open", counting_open)
+    monkeypatch.setattr(builtins, "open", counting_open)
+    result = tag(home, corpora, experiment)
+    assert result.exit_code == 0, result.output
+    assert "once: 1 runs, 0 finished before, 1 to train" in result.output
+    assert len(reads) == 1
+
+
 def test_runs_finished_under_another_experiment_are_copied(grid, corpora, tmp_path):
     """A cell shared with an earlier experiment (same corpus, stack, tagger, seed, settings, files) is copied, not trained."""
     home = grid[0]

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
@@ -10,6 +10,9 @@ from flairsuite.cli.corpora import corpora_fetch
 from flairsuite.cli.embedding_training import train_charlm, train_fasttext
 from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option, force_option, threads_option_for
 from flairsuite.errors import FlairsuiteError
+
+if TYPE_CHECKING:
+    from flairsuite.experiments.reading import Experiment
 
 QUICKSTART_LM_HOURS = 0.05  # 3 minutes per direction when no LM pair is present
 
@@ -52,30 +55,19 @@ def tag(
       flairsuite results results/sturm-table3 --plot
     """
 
-    from flairsuite.experiments.runner import plan_experiment, run_experiment
+    from flairsuite.experiments.dispatch import TagRequest, run_tag
+    from flairsuite.experiments.reading import read_experiment
+    from flairsuite.experiments.simulation_report import is_simulation, simulation_report
     from flairsuite.files.paths import corpora_dir as resolve
     from flairsuite.files.paths import home
     from flairsuite.results.collect import per_type_frame, read_runs, runs_frame
     from flairsuite.results.tables import report
 
-    cache = Path(cache_dir) if cache_dir else None
-    if gpus and not ray_address:
-        raise FlairsuiteError("--gpus is the request of each Ray task: use it with --ray")
-    adapt_first(Path(experiment), threads, corpora_dir)
-    if ray_address:
-        from flairsuite.experiments.ray_runner import RayRequest, run_experiment_on_ray
-
-        plan = plan_experiment(Path(experiment), home(), force, click.echo, patterns, keep_finished, resolve(corpora_dir))
-        request = RayRequest(ray_address, threads or 1, gpus, ray_retries)
-        out = run_experiment_on_ray(plan, home().resolve(), resolve(corpora_dir).resolve(), request, click.echo, cache.resolve() if cache else None)
-    else:
-        if threads:
-            import torch
-
-            torch.set_num_threads(threads)
-        out = run_experiment(Path(experiment), home(), resolve(corpora_dir), force, click.echo, patterns, cache, keep_finished)
-    from flairsuite.experiments.simulation_report import is_simulation, simulation_report
-
+    request = TagRequest(home(), resolve(corpora_dir), force, keep_finished, tuple(patterns), Path(cache_dir) if cache_dir else None,
+                         threads, ray_address, gpus, ray_retries)
+    read = read_experiment(experiment)  # the one read of the file: everything below takes this object
+    adapt_first(read, threads, corpora_dir)
+    out = run_tag(read, request, click.echo)
     if is_simulation(out):  # an active_learning experiment: F1 per round and strategy instead of the grid's table
         click.echo("\n" + simulation_report(out))
         return
@@ -83,15 +75,14 @@ def tag(
     click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
 
 
-def adapt_first(experiment: Path, threads: Optional[int], corpora_dir: Optional[str]) -> None:
+def adapt_first(experiment: "Experiment", threads: Optional[int], corpora_dir: Optional[str]) -> None:
     """The experiment's `adapt:` pair and vectors trained by train-charlm and train-fasttext, unless current (flairsuite/experiments/adaptation.py)."""
     from flairsuite.charlm.train_charlm import train_charlm_command
     from flairsuite.experiments.adaptation import ensure_adapted
-    from flairsuite.experiments.reading import load_experiment
     from flairsuite.files.paths import home
     from flairsuite.wordvectors.train_fasttext import train_fasttext_command
 
-    adaptation = load_experiment(experiment).adaptation
+    adaptation = experiment.config.adaptation
     if adaptation is None:
         return
 
@@ -103,7 +94,7 @@ def adapt_first(experiment: Path, threads: Optional[int], corpora_dir: Optional[
     def train_vectors(args: list[str]) -> Iterator[str]:
         return train_fasttext_command(train_fasttext.make_context("train-fasttext", [*args, *more]).params)
 
-    ensure_adapted(adaptation, experiment, home(), train, click.echo, threads, train_vectors)
+    ensure_adapted(adaptation, experiment.path, home(), train, click.echo, threads, train_vectors)
 
 
 @cli.command("quickstart")

@@ -6,6 +6,6 @@ from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.experiments.grid import Run, runs
 from flairsuite.experiments.identity import fingerprint
-from flairsuite.experiments.reading import load_experiment
+from flairsuite.experiments.reading import Experiment, load_experiment, read_experiment
 
-__all__ = ["CorpusChoice", "ExperimentConfig", "Run", "fingerprint", "load_experiment", "runs"]
+__all__ = ["CorpusChoice", "Experiment", "ExperimentConfig", "Run", "fingerprint", "load_experiment", "read_experiment", "runs"]

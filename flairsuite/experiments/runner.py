@@ -29,7 +29,7 @@ from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run, match_runs, runs
 from flairsuite.experiments.identity import fingerprint, run_fingerprint, run_record
-from flairsuite.experiments.reading import load_experiment
+from flairsuite.experiments.reading import Experiment
 from flairsuite.experiments.renamed import adopt_renamed
 from flairsuite.experiments.reuse import copy_run, same_run_elsewhere
 from flairsuite.experiments.run_data import TRAIN_WITH_DEV, GridData, embedding_modules, features, label_type, tag_dictionary
@@ -267,15 +267,15 @@ class GridPlan:
 
 
 def plan_experiment(
-    path: Path, home: Path, force: bool = False, echo: Callable[[str], None] = print, patterns: Sequence[str] = (), keep_finished: bool = False,
-    corpora_root: Optional[Path] = None,
+    experiment: Experiment, home: Path, force: bool = False, echo: Callable[[str], None] = print, patterns: Sequence[str] = (),
+    keep_finished: bool = False, corpora_root: Optional[Path] = None,
 ) -> GridPlan:
-    """Check the experiment file `path` against its results folder and list the unfinished runs (those matching `patterns`).
+    """Check the experiment against its results folder and list the unfinished runs (those matching `patterns`).
 
     `keep_finished`: runs finished with the same settings on other embedding files are kept (`finished`).
     `corpora_root`: where the datasets are; the runs on an `if_present` corpus with a split missing there are left out.
     """
-    config = load_experiment(path)
+    config, path = experiment.config, experiment.path
     if config.active_learning is not None:
         raise FlairsuiteError(f"{path}: an active_learning simulation runs its rounds in one process: leave out --ray")
     grid = runs(config)
@@ -286,7 +286,7 @@ def plan_experiment(
     # still training for them)
     digests = {spec: artifact_digest(spec, home) for spec in sorted({spec for run in chosen for spec in run.embedding_specs})}
     out = results_dir(home) / config.name
-    check_state(config, path.read_text(encoding="utf-8"), out, force)
+    check_state(config, experiment.text, out, force)
     if force:
         for stale in remove_stale(out, {out / variant(run.run_id, fix) for run in grid for fix in run.entity_fix}):
             echo(f"removed {stale} (not in the grid any more)")
@@ -321,7 +321,7 @@ def train_and_record(run: Run, run_digest: str, data: GridData, out: Path, diges
 
 
 def run_experiment(
-    path: Path,
+    experiment: Experiment,
     home: Path,
     corpora_root: Path,
     force: bool = False,
@@ -330,18 +330,14 @@ def run_experiment(
     cache: Optional[Path] = None,
     keep_finished: bool = False,
 ) -> Path:
-    """Train every unfinished run of the experiment file `path` (or those matching `patterns`) in this process; its results folder.
+    """Train every unfinished run of the experiment (or those matching `patterns`) in this process; its results folder.
 
     Processes can share one experiment through `patterns` (e.g. one per core); a run another process
     is training is skipped, one it finished meanwhile too. `cache`: the embedding cache folder.
     oneDNN's primitive cache is bounded first (allocator.py: each batch length is a new shape).
     """
     bound_primitive_cache()
-    if load_experiment(path).active_learning is not None:  # simulated annotation rounds instead of a grid
-        from flairsuite.experiments.simulation import run_simulation
-
-        return run_simulation(path, home, corpora_root, force, echo, cache, patterns)
-    plan = plan_experiment(path, home, force, echo, patterns, keep_finished, corpora_root)
+    plan = plan_experiment(experiment, home, force, echo, patterns, keep_finished, corpora_root)
     plan.refuse_untrainable_precision(flair.device)  # before any embedding is computed
     data = GridData(home, corpora_root, cache=cache)
     started, trained = time.perf_counter(), 0

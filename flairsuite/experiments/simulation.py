@@ -36,7 +36,7 @@ from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run, runs, train_settings
 from flairsuite.experiments.identity import digest, fingerprint, run_record
-from flairsuite.experiments.reading import load_experiment
+from flairsuite.experiments.reading import Experiment
 from flairsuite.experiments.run_data import GridData, features, label_type, tag_dictionary
 from flairsuite.experiments.simulation_report import (
     CSV_FILE,
@@ -250,10 +250,10 @@ def check_simulation_state(out: Path, config: ExperimentConfig, key: str, text: 
     write_json(state, {"name": config.name, "key": key, "config": text, "train_sentences": sizes})
 
 
-def run_simulation(path: Path, home: Path, corpora_root: Path, force: bool = False, echo: Callable[[str], None] = print,
+def run_simulation(experiment: Experiment, home: Path, corpora_root: Path, force: bool = False, echo: Callable[[str], None] = print,
                    cache: Optional[Path] = None, patterns: Sequence[str] = ()) -> Path:
-    """Simulate every strategy on every run of the experiment file `path`; its results folder (tables and plot written there)."""
-    config = load_experiment(path)
+    """Simulate every strategy on every run of the experiment; its results folder (tables and plot written there)."""
+    config, path = experiment.config, experiment.path
     settings = config.active_learning
     if settings is None:
         raise FlairsuiteError(f"{path}: no active_learning block")
@@ -270,7 +270,7 @@ def run_simulation(path: Path, home: Path, corpora_root: Path, force: bool = Fal
     out = results_dir(home) / config.name
     data = GridData(home, corpora_root, cache=cache)
     sizes = {run.corpus.key: len(data.splits(run.corpus)["train"]) for run in grid}
-    check_simulation_state(out, config, key, path.read_text(encoding="utf-8"), force, sizes)
+    check_simulation_state(out, config, key, experiment.text, force, sizes)
     out.mkdir(parents=True, exist_ok=True)
     jobs = [(run, strategy) for run in grid for strategy in settings.strategies]
     started = time.perf_counter()
