@@ -3,7 +3,7 @@
 Any tagger of the registry (`flairsuite.models.registry.TAGGERS`) loads: the Flair SequenceTaggers
 (LCRF-NER saves itself as one) and `cse` (`ClassStartEndTagger`). Sentence splitting and tokenisation
 are Flair's (`SegtokSentenceSplitter`, segtok), or one token per character for a tagger whose model card says
-so (a Chinese one: `flairsuite.inference.segmentation`). Tags are the decoder's raw per-token tags, before any
+so (a Chinese one: `flairsuite.corpora.segmentation`). Tags are the decoder's raw per-token tags, before any
 span repair (CSE's decoder gives well-formed BIO). Spans and their confidences are the ones Flair's
 `predict` attaches: `get_spans_from_bio` over the raw tags, confidence the mean of the span's token
 confidences (a CSE entity's tokens all carry its span confidence, so the mean is that). With
@@ -17,15 +17,24 @@ sentence and token start positions): `tei` a TEI P5 document of a plain text, or
 ending .xml/.tei, or text starting with `<`) with entity elements inserted in place; `html` one page.
 The annotation-tool formats write the spans on the tokens of the text: `webanno` (WebAnno TSV 3.3 for
 INCEpTION), `jsonl` (doccano), `labelstudio` (Label Studio's JSON with predictions), `conll` (CoNLL-2002 BIO).
-The input `-` is stdin.
+The input `-` is stdin (copied to a temporary file first).
+
+Memory does not grow with the input (`flairsuite.inference.stream`): the file is checked once (UTF-8, not blank),
+then read in blocks and cut into parts of about 100,000 characters at sentence boundaries, with the sentences a split
+of the whole text gives; each part is tagged and written before the next is read. `column`, `json`, `conll`,
+`webanno` and `jsonl` are written part by part (`jsonl`'s labels and `labelstudio`'s results wait in a temporary
+file until the text is written); `tei` and `html` of a plain text hold the text and its spans until the end, and a
+TEI/XML input is read whole. A progress bar in bytes of the input goes to stderr (after a second).
 """
 
 import json
-import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+import tempfile
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 import flair.nn
 from flair.data import Sentence, get_spans_from_bio
@@ -33,15 +42,20 @@ from flair.file_utils import load_torch_state
 from flair.models import SequenceTagger
 
 import flairsuite.bert  # noqa: F401  (a tagger on a relative/WWA BERT rebuilds its model type "flairsuite_bert" on loading)
-from flairsuite.errors import FlairsuiteError, InputError, decode_utf8, read_utf8
-from flairsuite.inference.segmentation import FlairView, flair_view, split_text
+from flairsuite.corpora.segmentation import flair_view, split_text
+from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.inference.stream import Part, linked, text_parts
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
+from flairsuite.inference.textfile import TextInfo, chunks, progress, scan, spooled_stdin
 from flairsuite.markup.annotated import Annotated
-from flairsuite.markup.annotation_formats import ANNOTATION_FORMATS, annotation_text
+from flairsuite.markup.annotation_formats import ANNOTATION_FORMATS
+from flairsuite.markup.conll import conll_text
 from flairsuite.markup.html import render_html
+from flairsuite.markup.labelstudio import labelstudio_task
 from flairsuite.markup.spans import Span
 from flairsuite.markup.tei import Markup, tag_in_place, tei_document
 from flairsuite.markup.typemap import DEFAULT_TYPE_MAP, TypeMap, load_type_map
+from flairsuite.markup.webanno_writer import FORMAT_LINE, LAYER_LINE, NO_ANNOTATION, NO_VALUE, escape_text, escape_value, utf16_offsets
 from flairsuite.markup.xmlsource import parse_xml
 from flairsuite.models.card import model_segmentation
 from flairsuite.models.crf import Tagged
@@ -60,22 +74,6 @@ STDIN_NAME = "<stdin>"
 def shown(path: Path) -> Path:
     """The input as errors and pages name it: `<stdin>` for `-`."""
     return Path(STDIN_NAME) if path == STDIN else path
-
-
-def read_source(path: Path) -> str:
-    """The file's (with `-`: stdin's) text (UTF-8, a BOM kept as U+FEFF); a missing, unreadable or non-UTF-8 input is a one-line error."""
-    if path == STDIN:
-        return decode_utf8(sys.stdin.buffer.read(), STDIN_NAME)
-    return read_utf8(path)
-
-
-def checked_text(source: str, path: Path) -> str:
-    """The text to tag of an input read from `path` (as errors name it): a BOM dropped; a blank one is a one-line error."""
-    text = source.removeprefix(BOM)
-    if not text.strip():
-        what = "input" if path == Path(STDIN_NAME) else "file"
-        raise InputError(path, None, f"no text to tag: the {what} is empty or blank")
-    return text
 
 
 def split(text: str, segmentation: str = "words") -> list[Sentence]:
@@ -128,20 +126,30 @@ def predicts_spans(model: flair.nn.Classifier) -> bool:
     return model.predict_spans if isinstance(model, SequenceTagger) else True
 
 
+def tagger(model: flair.nn.Classifier, fast: bool, batch_size: Optional[int]) -> Callable[[list[Sentence]], Tagged]:
+    """A function from sentences to their raw tags and confidences, by the fast path (its tagger built once) or by plain Flair."""
+    if fast:
+        return FastTagger(model, batch_size=batch_size or BATCH_SIZE).tag
+    return lambda sentences: flair_tags(model, sentences, batch_size or FLAIR_BATCH_SIZE)
+
+
 def tag(model: flair.nn.Classifier, sentences: list[Sentence], fast: bool, batch_size: Optional[int]) -> Tagged:
     """Raw tags and confidences of every sentence, by the fast path or by plain Flair."""
-    if fast:
-        return FastTagger(model, batch_size=batch_size or BATCH_SIZE).tag(sentences)
-    return flair_tags(model, sentences, batch_size or FLAIR_BATCH_SIZE)
+    return tagger(model, fast, batch_size)(sentences)
 
 
-def column_text(sentences: list[Sentence], tagged: Tagged) -> str:
-    """Token TAB tag per line, a blank line between sentences."""
-    blocks = ["\n".join(f"{token.text}\t{tag}" for token, (tag, _) in zip(sentence, tags)) for sentence, tags in zip(sentences, tagged)]
-    return "\n\n".join(blocks) + "\n"
+class Offsets(Protocol):
+    """Where the characters of the text a sentence was split from lie in the file (`FlairView`, `Part`)."""
+
+    def original(self, start: int, end: int) -> tuple[int, int]: ...
 
 
-def sentence_json(sentence: Sentence, tags: list[tuple[str, float]], spans: bool, view: FlairView) -> dict[str, Any]:
+def column_block(sentence: Sentence, tags: list[tuple[str, float]]) -> str:
+    """A sentence's lines of token TAB tag."""
+    return "\n".join(f"{token.text}\t{tag}" for token, (tag, _) in zip(sentence, tags))
+
+
+def sentence_json(sentence: Sentence, tags: list[tuple[str, float]], spans: bool, view: Offsets) -> dict[str, Any]:
     """One sentence: its text, tokens, tags and spans (token indices end-exclusive, character offsets in the file;
     `view`: the text the sentence was split from, as Flair sees it, whose offsets map back to the file's)."""
     offset = sentence.start_position
@@ -157,11 +165,6 @@ def sentence_json(sentence: Sentence, tags: list[tuple[str, float]], spans: bool
         "tags": [t for t, _ in tags],
         "spans": found,
     }
-
-
-def json_text(sentences: list[Sentence], tagged: Tagged, spans: bool, view: FlairView) -> str:
-    """One JSON object per sentence and line (JSON Lines); offsets in the file `view` (Flair's form of it) was made from."""
-    return "".join(json.dumps(sentence_json(s, tags, spans, view), ensure_ascii=False) + "\n" for s, tags in zip(sentences, tagged))
 
 
 def fixed(tagged: Tagged) -> Tagged:
@@ -231,24 +234,18 @@ def checked_tagger(model_path: Path, entity_fix: bool, markup: bool = False, fmt
     return model
 
 
-def tag_file_sentences(
-    model: flair.nn.Classifier, sentences: list[Sentence], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool
-) -> Tagged:
-    """The model's raw tags for the sentences of `input_path` (after Entity-Fix when asked); no sentences: an input error."""
-    if not sentences:
-        raise InputError(input_path, None, "no tokens to tag")
-    tagged = tag(model, sentences, fast, batch_size)
-    return fixed(tagged) if entity_fix else tagged
-
-
 def tag_texts(
     model: flair.nn.Classifier, texts: Sequence[str], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool
 ) -> tuple[list[list[Span]], int, int]:
-    """Every text's spans at character offsets in it (one batch for all texts), and the numbers of sentences and tokens."""
+    """Every text's spans at character offsets in it (one batch for all texts), and the numbers of sentences and tokens;
+    no tokens at all: an input error."""
     views = [flair_view(text) for text in texts]  # Flair drops zero-width characters: spans are mapped back to `texts`
     per_text = [split(view.text, model_segmentation(model)) for view in views]
     sentences = [sentence for found in per_text for sentence in found]
-    tagged = tag_file_sentences(model, sentences, input_path, fast, batch_size, entity_fix)
+    if not sentences:
+        raise InputError(input_path, None, "no tokens to tag")
+    tagged = tag(model, sentences, fast, batch_size)
+    tagged = fixed(tagged) if entity_fix else tagged
     spans, position = [], 0
     for view, found in zip(views, per_text):
         found_spans = char_spans(view.text, found, tagged[position : position + len(found)])
@@ -257,35 +254,25 @@ def tag_texts(
     return spans, len(sentences), sum(len(s) for s in sentences)
 
 
-def markup_prediction(
+def xml_prediction(
     model_path: Path, source: str, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool, type_map: TypeMap
 ) -> Prediction:
-    """`fmt` "tei" or "html" of a plain text, or of the taggable p/s/ab elements of a TEI/XML input (TEI: tagged in place);
-    `source` is the text of `input_path`."""
-    if looks_like_xml(input_path, source):
-        document = parse_xml(source.removeprefix(BOM), input_path)
-        if not document.segments:
-            raise InputError(input_path, None, "no text to tag: no p, s or ab element (outside teiHeader) holds only text and milestones such as lb, pb")
-        texts = [segment.text for segment in document.segments]
-        model = checked_tagger(model_path, entity_fix, markup=True)
-        spans, sentences, tokens = tag_texts(model, texts, input_path, fast, batch_size, entity_fix)
-        if fmt == "html":
-            page = render_html(list(zip(texts, spans)), input_path.name)
-            return Prediction(page, sentences, tokens, sum(map(len, spans)), 0, document.passed_over)
-        marked = tag_in_place(document, spans, type_map)
-        bom = BOM if source.startswith(BOM) else ""
-        return Prediction(bom + marked.text, sentences, tokens, marked.inserted, marked.skipped, document.passed_over)
-    text = checked_text(source, input_path)
+    """`fmt` "tei" or "html" of the taggable p/s/ab elements of a TEI/XML input (TEI: tagged in place); `source` is its text, read whole."""
+    document = parse_xml(source.removeprefix(BOM), input_path)
+    if not document.segments:
+        raise InputError(input_path, None, "no text to tag: no p, s or ab element (outside teiHeader) holds only text and milestones such as lb, pb")
+    texts = [segment.text for segment in document.segments]
     model = checked_tagger(model_path, entity_fix, markup=True)
-    spans, sentences, tokens = tag_texts(model, [text], input_path, fast, batch_size, entity_fix)
+    spans, sentences, tokens = tag_texts(model, texts, input_path, fast, batch_size, entity_fix)
     if fmt == "html":
-        marked = Markup(render_html([(text, spans[0])], input_path.name), len(spans[0]), 0)
-    else:
-        marked = tei_document(text, spans[0], input_path, type_map)
-    return Prediction(marked.text, sentences, tokens, marked.inserted, marked.skipped)
+        page = render_html(list(zip(texts, spans)), input_path.name)
+        return Prediction(page, sentences, tokens, sum(map(len, spans)), 0, document.passed_over)
+    marked = tag_in_place(document, spans, type_map)
+    bom = BOM if source.startswith(BOM) else ""
+    return Prediction(bom + marked.text, sentences, tokens, marked.inserted, marked.skipped, document.passed_over)
 
 
-def annotated_text(text: str, view: FlairView, sentences: Sequence[Sentence], tagged: Tagged) -> Annotated:
+def annotated_text(text: str, view: Offsets, sentences: Sequence[Sentence], tagged: Tagged) -> Annotated:
     """The text with its tokens (Flair's, at their offsets in `text`) and the spans of the tags, as `sentence_json` reads them."""
     offsets, spans = [], []
     for sentence, tags in zip(sentences, tagged):
@@ -297,7 +284,239 @@ def annotated_text(text: str, view: FlairView, sentences: Sequence[Sentence], ta
     return Annotated(text, offsets, spans)
 
 
-def predict_document(
+class Output:
+    """A format written part by part: `part` gives the text of a tagged part (file order), `end` what follows the last."""
+
+    def part(self, part: Part, tagged: Tagged) -> str:
+        raise NotImplementedError
+
+    def end(self) -> Iterable[str]:
+        return []
+
+    started = False  # whether a sentence was written
+
+
+class ColumnOutput(Output):
+    """`column`: token TAB tag, a blank line between sentences."""
+
+    def part(self, part: Part, tagged: Tagged) -> str:
+        blocks = [column_block(sentence, tags) for sentence, tags in zip(part.sentences, tagged)]
+        if not blocks:
+            return ""
+        text = ("\n\n" if self.started else "") + "\n\n".join(blocks)
+        self.started = True
+        return text
+
+    def end(self) -> Iterable[str]:
+        return ["\n"] if self.started else []
+
+
+class JsonOutput(Output):
+    """`json`: a line per sentence, offsets in the file."""
+
+    def __init__(self, spans: bool) -> None:
+        self.spans = spans
+
+    def part(self, part: Part, tagged: Tagged) -> str:
+        return "".join(json.dumps(sentence_json(s, tags, self.spans, part), ensure_ascii=False) + "\n" for s, tags in zip(part.sentences, tagged))
+
+
+class ConllOutput(Output):
+    """`conll`: CoNLL-2002 token SPACE tag lines, a blank line after each sentence (`flairsuite.markup.conll`)."""
+
+    def part(self, part: Part, tagged: Tagged) -> str:
+        return conll_text([annotated_text(part.text, part.view, part.sentences, tagged)])  # each sentence ends in a blank line
+
+
+class WebannoOutput(Output):
+    """`webanno`: WebAnno TSV 3.3 as `flairsuite.markup.webanno_writer.webanno_tsv` writes the whole file as one document,
+    sentences, UTF-16 offsets and multi-token span numbers counted on from part to part."""
+
+    def __init__(self) -> None:
+        self.sentences = self.entities = self.utf16 = 0
+
+    def part(self, part: Part, tagged: Tagged) -> str:
+        document = annotated_text(part.text, part.view, part.sentences, tagged)
+        utf16 = [self.utf16 + offset for offset in utf16_offsets(part.text)]
+        self.utf16 = utf16[-1]
+        cells: dict[int, tuple[str, str]] = {}  # token start -> (identifier, value)
+        starts = sorted(start for sentence in document.sentences for start, _ in sentence)
+        for span in document.spans:
+            covered = starts[bisect_left(starts, span.start) : bisect_left(starts, span.end)]
+            suffix = ""
+            if len(covered) > 1:
+                self.entities += 1
+                suffix = f"[{self.entities}]"
+            cells.update((start, (NO_VALUE + suffix, escape_value(span.type) + suffix)) for start in covered)
+        lines = [] if self.started or not document.sentences else [FORMAT_LINE, LAYER_LINE, ""]
+        for sentence in document.sentences:
+            self.sentences += 1
+            lines.append("")
+            lines.extend("#Text=" + escape_text(line) for line in part.text[sentence[0][0] : sentence[-1][1]].split("\n"))
+            for position, (start, end) in enumerate(sentence, 1):
+                identifier, value = cells.get(start, (NO_ANNOTATION, NO_ANNOTATION))
+                lines.append(f"{self.sentences}-{position}\t{utf16[start]}-{utf16[end]}\t{part.text[start:end]}\t{identifier}\t{value}\t")
+        self.started = self.started or bool(lines)
+        return "\n".join(lines) + "\n" if lines else ""
+
+
+class Spool:
+    """Text written to a temporary file as it comes and read back in blocks at the end (what must follow text not yet written)."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile("w+", encoding="utf-8")
+        self.count = 0  # items written
+
+    def add(self, text: str, separator: str) -> None:
+        self.file.write((separator if self.count else "") + text)
+        self.count += 1
+
+    def read(self) -> Iterator[str]:
+        self.file.seek(0)
+        while block := self.file.read(1 << 16):
+            yield block
+        self.file.close()
+
+
+def json_characters(text: str) -> str:
+    """`text` as the characters inside a JSON string (`json.dumps` without its quotes: escapes never span two characters)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+class DoccanoOutput(Output):
+    """`jsonl`: one doccano line for the file, `{"text": ..., "label": [...]}` as `flairsuite.markup.doccano` writes it;
+    the text is written part by part, the labels wait in a temporary file."""
+
+    def __init__(self) -> None:
+        self.labels = Spool()
+
+    def part(self, part: Part, tagged: Tagged) -> str:
+        for span in annotated_text(part.text, part.view, part.sentences, tagged).spans:
+            self.labels.add(json.dumps([part.start + span.start, part.start + span.end, span.type], ensure_ascii=False), ", ")
+        head = "" if self.started else '{"text": "'
+        self.started = True
+        return head + json_characters(part.text)
+
+    def end(self) -> Iterable[str]:
+        yield '", "label": ['
+        yield from self.labels.read()
+        yield "]}\n"
+
+
+class LabelStudioOutput(Output):
+    """`labelstudio`: one task for the file as `flairsuite.markup.labelstudio` writes it (indented JSON); the text is written
+    part by part, the results wait in a temporary file until the prediction's score (their mean confidence) is known."""
+
+    def __init__(self, model_version: str) -> None:
+        self.model_version = model_version
+        self.results = Spool()
+        self.confidence = 0.0
+
+    def part(self, part: Part, tagged: Tagged) -> str:
+        document = annotated_text(part.text, part.view, part.sentences, tagged)
+        for span, result in zip(document.spans, labelstudio_task(document, self.model_version)["predictions"][0]["result"]):
+            self.confidence += span.confidence
+            result["id"] = f"e{self.results.count + 1}"
+            result["value"]["start"] += part.start
+            result["value"]["end"] += part.start
+            self.results.add(json.dumps(result, ensure_ascii=False, indent=1).replace("\n", "\n     "), ",\n     ")
+        head = "" if self.started else '[\n {\n  "data": {\n   "text": "'
+        self.started = True
+        return head + json_characters(part.text)
+
+    def end(self) -> Iterable[str]:
+        score = self.confidence / self.results.count if self.results.count else 1.0
+        yield f'"\n  }},\n  "predictions": [\n   {{\n    "model_version": {json.dumps(self.model_version, ensure_ascii=False)},\n'
+        yield f'    "score": {json.dumps(round(score, 4))},\n    "result": ['
+        if self.results.count:
+            yield "\n     "
+            yield from self.results.read()
+            yield "\n    "
+        yield "]\n   }\n  ]\n }\n]\n"
+
+
+class MarkupOutput(Output):
+    """`tei` and `html` of a plain text: the text and its spans (file offsets) gathered, the document written at the end."""
+
+    def __init__(self, fmt: str, input_path: Path, type_map: TypeMap) -> None:
+        self.fmt, self.input_path, self.type_map = fmt, input_path, type_map
+        self.texts: list[str] = []
+        self.spans: list[Span] = []
+        self.marked: Optional[Markup] = None
+
+    def part(self, part: Part, tagged: Tagged) -> str:
+        self.texts.append(part.text)
+        self.spans.extend(Span(*part.original(s.start, s.end), s.type, s.confidence) for s in char_spans(part.view.text, part.sentences, tagged))
+        return ""
+
+    def end(self) -> Iterable[str]:
+        text = "".join(self.texts)
+        self.texts = []
+        if self.fmt == "html":
+            self.marked = Markup(render_html([(text, self.spans)], self.input_path.name), len(self.spans), 0)
+        else:
+            self.marked = tei_document(text, self.spans, self.input_path, self.type_map)
+        return [self.marked.text]
+
+
+def output(fmt: str, model: flair.nn.Classifier, model_path: Path, input_path: Path, type_map: TypeMap) -> Output:
+    """The writer of `fmt` for a plain-text input."""
+    if fmt in MARKUP_FORMATS:
+        return MarkupOutput(fmt, input_path, type_map)
+    writers: dict[str, Callable[[], Output]] = {
+        "column": ColumnOutput, "json": lambda: JsonOutput(predicts_spans(model)), "conll": ConllOutput, "webanno": WebannoOutput,
+        "jsonl": DoccanoOutput, "labelstudio": lambda: LabelStudioOutput(model_path.name),
+    }  # fmt: skip
+    return writers[fmt]()
+
+
+def tagged_parts(
+    model: flair.nn.Classifier, parts: Iterable[Part], fast: bool, batch_size: Optional[int], entity_fix: bool
+) -> Iterator[tuple[Part, Tagged]]:
+    """Every part with its sentences' raw tags (after Entity-Fix when asked), tagged one part at a time."""
+    run = tagger(model, fast, batch_size)
+    for part in linked(parts):
+        tagged = run(part.sentences) if part.sentences else []
+        yield part, fixed(tagged) if entity_fix else tagged
+
+
+@contextmanager
+def readable(input_path: Path) -> Iterator[Path]:
+    """The file to read for `input_path`: itself, or for `-` stdin copied to a temporary file."""
+    if input_path != STDIN:
+        yield input_path
+        return
+    with spooled_stdin() as path:
+        yield path
+
+
+def stream_prediction(
+    write: Callable[[str], Any], model_path: Path, path: Path, input_path: Path, info: TextInfo, fmt: str,
+    fast: bool, batch_size: Optional[int], entity_fix: bool, type_map: TypeMap,
+) -> Prediction:
+    """The plain text at `path` (`input_path`: its name in errors) tagged part by part, `fmt` written by `write` as it comes."""
+    model = checked_tagger(model_path, entity_fix, markup=fmt in MARKUP_FORMATS or fmt in ANNOTATION_FORMATS, fmt=fmt)
+    writer = output(fmt, model, model_path, input_path, type_map)
+    sentences = tokens = 0
+    parts = text_parts(chunks(path, input_path), model_segmentation(model))
+    with progress(info.size, "predict") as bar:
+        bar.update(len(BOM.encode("utf-8")) if info.bom else 0)  # read, but before the text's first character
+        for part, tagged in tagged_parts(model, parts, fast, batch_size, entity_fix):
+            sentences, tokens = sentences + len(part.sentences), tokens + sum(map(len, part.sentences))
+            if text := writer.part(part, tagged):
+                write(text)
+            bar.update(len(part.text.encode("utf-8")))
+    if not sentences:
+        raise InputError(input_path, None, "no tokens to tag")
+    for text in writer.end():
+        write(text)
+    if isinstance(writer, MarkupOutput) and writer.marked is not None:
+        return Prediction("", sentences, tokens, writer.marked.inserted, writer.marked.skipped)
+    return Prediction("", sentences, tokens, xml_as_text=looks_like_xml(input_path, info.head))
+
+
+def predict_to(
+    write: Callable[[str], Any],
     model_path: Path,
     input_path: Path,
     fmt: str,
@@ -307,28 +526,38 @@ def predict_document(
     markup_map: Optional[Path] = None,
 ) -> Prediction:
     """`input_path` (`-`: stdin) tagged by the model in format `fmt` (one of FORMATS; Entity-Fix applied on request;
-    `markup_map`: a YAML type map for tei)."""
+    `markup_map`: a YAML type map for tei), the output given to `write` piece by piece as it is made (its `text` is empty)."""
     if fmt not in FORMATS:
         raise FlairsuiteError(f"unknown format '{fmt}': one of {', '.join(FORMATS)}")
     if markup_map is not None and fmt != "tei":
         raise FlairsuiteError(f"--markup-map applies to --format tei only, not {fmt}")
     type_map = load_type_map(markup_map) if markup_map is not None else DEFAULT_TYPE_MAP
-    source = read_source(input_path)
-    input_path = shown(input_path)
-    if fmt in MARKUP_FORMATS:
-        return markup_prediction(model_path, source, input_path, fmt, fast, batch_size, entity_fix, type_map)
-    source = checked_text(source, input_path)
-    view = flair_view(source)
-    model = checked_tagger(model_path, entity_fix, markup=fmt in ANNOTATION_FORMATS, fmt=fmt)
-    sentences = split(view.text, model_segmentation(model))
-    tagged = tag_file_sentences(model, sentences, input_path, fast, batch_size, entity_fix)
-    if fmt == "column":
-        text = column_text(sentences, tagged)
-    elif fmt == "json":
-        text = json_text(sentences, tagged, predicts_spans(model), view)
-    else:
-        text = annotation_text([annotated_text(source, view, sentences, tagged)], fmt, model_path.name)
-    return Prediction(text, len(sentences), sum(len(s) for s in sentences), xml_as_text=looks_like_xml(input_path, source))
+    with readable(input_path) as path:
+        input_path = shown(input_path)
+        info = scan(path, input_path)
+        if fmt in MARKUP_FORMATS and looks_like_xml(input_path, info.head):
+            found = xml_prediction(model_path, path.read_bytes().decode("utf-8"), input_path, fmt, fast, batch_size, entity_fix, type_map)
+            write(found.text)
+            return replace(found, text="")
+        if info.blank:
+            what = "input" if input_path == Path(STDIN_NAME) else "file"
+            raise InputError(input_path, None, f"no text to tag: the {what} is empty or blank")
+        return stream_prediction(write, model_path, path, input_path, info, fmt, fast, batch_size, entity_fix, type_map)
+
+
+def predict_document(
+    model_path: Path,
+    input_path: Path,
+    fmt: str,
+    fast: bool,
+    batch_size: Optional[int],
+    entity_fix: bool = False,
+    markup_map: Optional[Path] = None,
+) -> Prediction:
+    """`predict_to` with the output gathered into the prediction's `text`."""
+    pieces: list[str] = []
+    found = predict_to(pieces.append, model_path, input_path, fmt, fast, batch_size, entity_fix, markup_map)
+    return replace(found, text="".join(pieces))
 
 
 def predict_file(model_path: Path, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool = False) -> tuple[str, int, int]:

@@ -14,12 +14,22 @@ marginals), near-duplicates kept apart (`flairsuite.models.selection`: word-set 
 already chosen), and the top N are written with the model's tags (the Viterbi / arg-max tags, as `predict` gives
 them) in an annotation tool's import format: `column` (token TAB tag), or `flairsuite.markup`'s `webanno` (all
 units in one document), `jsonl` (doccano, a line per unit), `labelstudio`, `conll`.
+
+Plain texts are read as `predict` reads them (`flairsuite.inference.stream`): in parts of about 100,000 characters cut
+at sentence ends, each part scored before the next is read, so a sentence unit is held only while its part is scored.
+Of the scored units only a bounded pool is kept (`Pool`), as token texts, tags and scores: per set of words the most
+uncertain unit, of these the `POOL_FACTOR` * N most uncertain (at least `MIN_POOL`), and N of the others (exact
+repeats of a kept unit's words, which the near-duplicate rule only uses to fill up); `pick` chooses the top N from the
+pool. So a letter formula repeated ten thousand times holds one place; the choice differs from that over all units only
+where more than the pool's sets of words are needed to find N units that are not near-duplicates of each other.
+A document unit is held whole while it is scored. A progress bar in bytes of TEXTS goes to stderr.
 """
 
+import heapq
 import logging
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,14 +40,15 @@ from flair.data import Sentence, get_spans_from_bio
 
 from flairsuite.corpora.formats import read_tagged
 from flairsuite.corpora.registry import FormatSpec
-from flairsuite.errors import FlairsuiteError, InputError, read_utf8
-from flairsuite.inference.segmentation import flair_view, split_text
+from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.inference.stream import link, linked, text_parts
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger, Layout, torch_threads
+from flairsuite.inference.textfile import BOM, TextInfo, chunks, progress, scan
 from flairsuite.markup.annotated import from_tokens
 from flairsuite.markup.annotation_formats import ANNOTATION_FORMATS, annotation_text
 from flairsuite.models.card import model_segmentation
 from flairsuite.models.crf import emissions
-from flairsuite.models.selection import pick, ranked
+from flairsuite.models.selection import pick, ranked, word_set
 from flairsuite.models.uncertainty import MEASURES, Scores, check_supported, scores_from_emissions
 from flairsuite.predict import load_tagger
 
@@ -47,15 +58,23 @@ COLUMN_SUFFIXES = (".conll", ".bio", ".iob", ".column")
 CORPUS_SUFFIXES = (*COLUMN_SUFFIXES, ".conllu", ".jsonl", ".json", ".tsv")
 PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 TEXT_SUFFIXES = (".txt", "")  # what a folder's plain-text files end with
+POOL_FACTOR = 20  # units kept for the near-duplicate rule: POOL_FACTOR * N, at least MIN_POOL
+MIN_POOL = 1000
+PREVIEW_CHARS = 80  # characters of a unit's text in the ranking
 log = logging.getLogger("flairsuite")
 
 
-def read_text(path: Path) -> str:
-    """A file of TEXTS (UTF-8, a BOM dropped); an unreadable or blank one is a one-line error."""
-    text = read_utf8(path).removeprefix("\ufeff")
-    if not text.strip():
+def checked_text_file(path: Path) -> TextInfo:
+    """A plain-text file of TEXTS checked in one pass (UTF-8; an unreadable or blank one is a one-line error)."""
+    info = scan(path, path)
+    if info.blank:
         raise InputError(path, None, "no text: the file is empty or blank")
-    return text
+    return info
+
+
+def bom_bytes(info: TextInfo) -> int:
+    """The bytes of the file's BOM (0 without one): read, but before the text's first character."""
+    return len(BOM.encode("utf-8")) if info.bom else 0
 
 
 @dataclass(frozen=True)
@@ -73,7 +92,7 @@ def corpus_format(path: Path) -> FormatSpec:
         return FormatSpec("conllu")
     if suffix in (".jsonl", ".json"):
         return FormatSpec("jsonl")
-    if suffix == ".tsv" and read_text(path).lstrip("\ufeff").startswith("#FORMAT=WebAnno"):
+    if suffix == ".tsv" and scan(path, path).head.startswith("#FORMAT=WebAnno"):
         return FormatSpec("webanno")
     return FormatSpec("column", "whitespace", 0, -1, "#", "-DOCSTART-")
 
@@ -92,35 +111,60 @@ def corpus_units(path: Path) -> list[Unit]:
     return units
 
 
+def text_part_units(path: Path, segmentation: str) -> Iterator[tuple[list[Unit], int]]:
+    """The sentences of a plain-text file part by part (`flairsuite.inference.stream`), each with the line it starts on,
+    and the bytes of the file each part covers."""
+    lines, bom = 1, bom_bytes(checked_text_file(path))
+    for part in linked(text_parts(chunks(path, path), segmentation)):
+        units = []
+        for sentence in part.sentences:
+            start = part.local(sentence.start_position, sentence.start_position + 1)[0]
+            units.append(Unit(f"{path}:{lines + part.text.count(chr(10), 0, start)}", [sentence]))
+        lines += part.text.count("\n")
+        yield units, len(part.text.encode("utf-8")) + (bom if part.start == 0 else 0)
+
+
 def text_units(path: Path, text: str, segmentation: str, offset_line: int = 1) -> list[Unit]:
-    """The sentences of a plain text, each with the line it starts on."""
-    view = flair_view(text)
+    """The sentences of a plain text held whole (a paragraph), each with the line it starts on."""
     units = []
-    for sentence in split_text(view.text, segmentation):
-        start = view.original(sentence.start_position, sentence.start_position + 1)[0]
-        units.append(Unit(f"{path}:{offset_line + text.count(chr(10), 0, start)}", [sentence]))
+    for part in text_parts([text], segmentation):
+        for sentence in part.sentences:
+            start = part.original(sentence.start_position, sentence.start_position + 1)[0]
+            units.append(Unit(f"{path}:{offset_line + text.count(chr(10), 0, start)}", [sentence]))
+    Sentence.set_context_for_sentences([s for unit in units for s in unit.sentences])
     return units
 
 
-def file_units(path: Path, segmentation: str) -> list[Unit]:
-    """The sentences of one file of TEXTS (a corpus file or plain text)."""
+def file_units(path: Path, segmentation: str) -> Iterator[tuple[list[Unit], int]]:
+    """The sentences of one file of TEXTS (a corpus file whole, or plain text part by part), with the bytes each batch covers."""
     if path.suffix.lower() in CORPUS_SUFFIXES:
-        return corpus_units(path)
-    return text_units(path, read_text(path), segmentation)
+        yield corpus_units(path), path.stat().st_size
+    else:
+        yield from text_part_units(path, segmentation)
 
 
-def paragraph_units(path: Path, segmentation: str) -> list[Unit]:
-    """The paragraphs (text between blank lines) of a plain-text file as documents."""
-    text, documents, start = read_text(path), [], 0
-    for piece in [*PARAGRAPH_BREAK.finditer(text), None]:
-        end = piece.start() if piece is not None else len(text)
-        block = text[start:end]
-        if block.strip():
-            sentences = [s for unit in text_units(path, block, segmentation, 1 + text.count("\n", 0, start)) for s in unit.sentences]
-            if sentences:
-                documents.append(Unit(f"{path}:{1 + text.count(chr(10), 0, start) + len(block) - len(block.lstrip(chr(10)))}", sentences))
-        start = piece.end() if piece is not None else len(text)
-    return documents
+def paragraphs(path: Path) -> Iterator[tuple[int, int, str]]:
+    """The paragraphs (text between blank lines) of a plain-text file, read block by block: (line it starts on, bytes covered
+    (a BOM not counted), text); each is held whole."""
+    lines, pending = 1, ""
+    for chunk in chunks(path, path):
+        pending += chunk
+        cut = 0
+        for found in PARAGRAPH_BREAK.finditer(pending):
+            block = pending[cut : found.start()]
+            yield lines + len(block) - len(block.lstrip("\n")), len(pending[cut : found.end()].encode("utf-8")), block
+            lines, cut = lines + pending.count("\n", cut, found.end()), found.end()
+        pending = pending[cut:]
+    yield lines + len(pending) - len(pending.lstrip("\n")), len(pending.encode("utf-8")), pending
+
+
+def paragraph_units(path: Path, segmentation: str) -> Iterator[tuple[list[Unit], int]]:
+    """The paragraphs of a plain-text file as documents, one at a time, with the bytes each covers."""
+    bom = bom_bytes(checked_text_file(path))
+    for line, covered, block in paragraphs(path):
+        covered, bom = covered + bom, 0
+        sentences = [s for unit in text_units(path, block, segmentation, line) for s in unit.sentences] if block.strip() else []
+        yield ([Unit(f"{path}:{line}", sentences)] if sentences else []), covered
 
 
 def folder_files(folder: Path) -> list[Path]:
@@ -134,48 +178,150 @@ def folder_files(folder: Path) -> list[Path]:
     return kept
 
 
-def read_units(texts: Path, unit: str, segmentation: str) -> list[Unit]:
-    """The units of TEXTS (module docstring); no text at all is a one-line error naming it."""
+def texts_files(texts: Path, unit: str) -> list[Path]:
+    """The files of TEXTS to read; a missing TEXTS, or --unit document on one corpus file, is a one-line error."""
     if not texts.exists():
         raise FlairsuiteError(f"{texts}: no such file or folder")
-    files = folder_files(texts) if texts.is_dir() else [texts]
+    if unit == "document" and not texts.is_dir() and texts.suffix.lower() in CORPUS_SUFFIXES:
+        raise InputError(texts, None, "--unit document needs a folder of files (a document each) or a plain text (a document a paragraph)")
+    return folder_files(texts) if texts.is_dir() else [texts]
+
+
+def unit_batches(texts: Path, files: list[Path], unit: str, segmentation: str) -> Iterator[tuple[list[Unit], int]]:
+    """The units of TEXTS (module docstring) batch by batch, with the bytes of TEXTS each batch covers."""
     if unit == "document" and not texts.is_dir():
-        if texts.suffix.lower() in CORPUS_SUFFIXES:
-            raise InputError(texts, None, "--unit document needs a folder of files (a document each) or a plain text (a document a paragraph)")
-        found = paragraph_units(texts, segmentation)
-    elif unit == "document":
-        found = []
-        for path in files:
-            sentences = [s for u in file_units(path, segmentation) for s in u.sentences]
-            if sentences:
-                found.append(Unit(f"{path}:1", sentences))
-    else:
-        found = [u for path in files for u in file_units(path, segmentation)]
+        yield from paragraph_units(texts, segmentation)
+        return
+    for path in files:
+        if unit == "sentence":
+            yield from file_units(path, segmentation)
+            continue
+        sentences, covered = [], 0
+        for units, size in file_units(path, segmentation):
+            sentences.extend(s for u in units for s in u.sentences)
+            covered += size
+        if path.suffix.lower() not in CORPUS_SUFFIXES:  # a text is one document: linked throughout, as its parts were while read
+            for before, after in zip(sentences, sentences[1:]):
+                link(before, after)
+        yield ([Unit(f"{path}:1", sentences)] if sentences else []), covered
+
+
+def read_units(texts: Path, unit: str, segmentation: str) -> list[Unit]:
+    """All the units of TEXTS (module docstring) in one list; no text at all is a one-line error naming it."""
+    found = [u for units, _ in unit_batches(texts, texts_files(texts, unit), unit, segmentation) for u in units]
     if not found:
         raise InputError(texts, None, "no sentences to rank")
     return found
 
 
+class Scorer:
+    """The uncertainty `Scores` of sentences: embeddings and emissions by `FastTagger`'s pieces (built once), the measures in float64."""
+
+    def __init__(self, model: torch.nn.Module, batch_size: int = BATCH_SIZE) -> None:
+        self.model = model
+        self.tagger = FastTagger(model, batch_size=batch_size)
+
+    def emitted(self, chosen: list[Sentence], pool: ThreadPoolExecutor) -> torch.Tensor:
+        """The emission scores of a batch (a normal tensor: the forward-backward marginals need autograd)."""
+        lengths = [len(s) for s in chosen]
+        with torch.inference_mode():
+            embedded = torch.cat([featurizer(chosen).to(self.tagger.device) for featurizer in self.tagger.featurizers], dim=1)
+            layout = Layout(lengths, embedded.device)
+            if self.tagger.head is not None:
+                found = self.tagger.head.emissions(embedded, layout, pool)
+            else:
+                found = emissions(self.model, layout.batch_major(embedded), torch.tensor(lengths))
+        return found.clone()
+
+    def __call__(self, sentences: list[Sentence]) -> list[Scores]:
+        found: list[Optional[Scores]] = [None] * len(sentences)
+        budget = torch.get_num_threads()
+        with torch_threads(max(budget // 2, 1)), ThreadPoolExecutor(min(2, budget)) as pool:
+            for batch in self.tagger.batches(sentences):
+                chosen = [sentences[i] for i in batch]
+                lengths = torch.tensor([len(s) for s in chosen])
+                for index, scores in zip(batch, scores_from_emissions(self.model, self.emitted(chosen, pool), lengths)):
+                    found[index] = scores
+        return found  # type: ignore[return-value]
+
+
 def sentence_scores(model: torch.nn.Module, sentences: list[Sentence], batch_size: int = BATCH_SIZE) -> list[Scores]:
-    """The uncertainty `Scores` of every sentence: embeddings and emissions by `FastTagger`'s pieces, the measures in float64."""
-    tagger = FastTagger(model, batch_size=batch_size)
-    found: list[Optional[Scores]] = [None] * len(sentences)
-    budget = torch.get_num_threads()
-    with torch_threads(max(budget // 2, 1)), ThreadPoolExecutor(min(2, budget)) as pool:
-        for batch in tagger.batches(sentences):
-            chosen = [sentences[i] for i in batch]
-            lengths = [len(s) for s in chosen]
-            with torch.inference_mode():
-                embedded = torch.cat([featurizer(chosen).to(tagger.device) for featurizer in tagger.featurizers], dim=1)
-                layout = Layout(lengths, embedded.device)
-                if tagger.head is not None:
-                    emitted = tagger.head.emissions(embedded, layout, pool)
-                else:
-                    emitted = emissions(model, layout.batch_major(embedded), torch.tensor(lengths))
-            emitted = emitted.clone()  # a normal tensor: the forward-backward marginals need autograd
-            for index, scores in zip(batch, scores_from_emissions(model, emitted, torch.tensor(lengths))):
-                found[index] = scores
-    return found  # type: ignore[return-value]
+    """The uncertainty `Scores` of every sentence (`Scorer`)."""
+    return Scorer(model, batch_size)(sentences)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A scored unit as the pool keeps it: its place in TEXTS, source, tokens and scores per sentence, measure and preview."""
+
+    index: int
+    source: str
+    tokens: list[list[str]]
+    scores: list[Scores]
+    value: float
+    preview: str
+
+    @staticmethod
+    def of(index: int, unit: Unit, scores: list[Scores], measure: str) -> "Candidate":
+        tokens = [[token.text for token in sentence] for sentence in unit.sentences]
+        preview = ""
+        for sentence in unit.sentences:
+            preview += (" " if preview else "") + sentence.to_original_text()
+            if len(preview) >= PREVIEW_CHARS:
+                break
+        return Candidate(index, unit.source, tokens, scores, Scores.combined(scores).measure(measure), preview[:PREVIEW_CHARS])
+
+
+class Pool:
+    """The candidates `pick` may need, bounded: per set of words (`word_set`) the most uncertain candidate (ties: the
+    earlier), at most `size` of these sets (the most uncertain), and the `fill` best of the others. A candidate whose
+    word set an earlier-ranked one has is a near-duplicate of it (Jaccard 1) and is only ever picked to fill up the top
+    N, so keeping N of them loses nothing; only the sets beyond `size` are left out. `seen` counts all candidates."""
+
+    def __init__(self, size: int, fill: int) -> None:
+        self.size, self.fill = size, fill
+        self.seen = 0
+        self.best: dict[frozenset[str], Candidate] = {}
+        self.heap: list[tuple[tuple[float, int], frozenset[str], Candidate]] = []  # entries of `best`, the least uncertain at the root
+        self.others: list[tuple[tuple[float, int], Candidate]] = []  # the `fill` best near-duplicates, the least uncertain at the root
+
+    @staticmethod
+    def rank(candidate: Candidate) -> tuple[float, int]:
+        """Higher for a candidate ranked earlier: the more uncertain, then the earlier in TEXTS."""
+        return candidate.value, -candidate.index
+
+    def add(self, candidate: Candidate) -> None:
+        self.seen += 1
+        words = word_set([token for tokens in candidate.tokens for token in tokens])
+        held = self.best.get(words)
+        if held is not None and self.rank(held) >= self.rank(candidate):
+            return self.keep_other(candidate)
+        if held is not None:
+            self.keep_other(held)
+        elif len(self.best) >= self.size:
+            while self.best.get(self.heap[0][1]) is not self.heap[0][2]:  # entries of candidates replaced since
+                heapq.heappop(self.heap)
+            if self.heap[0][0] >= self.rank(candidate):
+                return None
+            del self.best[heapq.heappop(self.heap)[1]]
+        self.best[words] = candidate
+        heapq.heappush(self.heap, (self.rank(candidate), words, candidate))
+        if len(self.heap) > 2 * self.size:
+            self.heap = [(self.rank(kept), kept_words, kept) for kept_words, kept in self.best.items()]
+            heapq.heapify(self.heap)
+        return None
+
+    def keep_other(self, candidate: Candidate) -> None:
+        """Keep a near-duplicate if it is among the `fill` best of them."""
+        entry = (self.rank(candidate), candidate)
+        if len(self.others) < self.fill:
+            heapq.heappush(self.others, entry)
+        elif entry[0] > self.others[0][0]:
+            heapq.heapreplace(self.others, entry)
+
+    def candidates(self) -> list[Candidate]:
+        """The kept candidates in the order they were read."""
+        return sorted([*self.best.values(), *(entry[1] for entry in self.others)], key=lambda candidate: candidate.index)
 
 
 @dataclass(frozen=True)
@@ -199,17 +345,34 @@ def token_spans(tags: Sequence[tuple[str, float]]) -> list[tuple[int, int, str, 
             for indices, confidence, kind in get_spans_from_bio([t for t, _ in tags], [c for _, c in tags])]
 
 
-def write_units(units: list[Unit], scores: list[list[Scores]], fmt: str, model_version: str) -> str:
+def write_units(chosen: list[Candidate], fmt: str, model_version: str) -> str:
     """The chosen units with their tags in `fmt`."""
     if fmt == "column":
-        blocks = ["\n".join(f"{token.text}\t{tag}" for token, (tag, _) in zip(sentence, s.tags))
-                  for unit, found in zip(units, scores) for sentence, s in zip(unit.sentences, found)]
+        blocks = ["\n".join(f"{token}\t{tag}" for token, (tag, _) in zip(tokens, s.tags))
+                  for found in chosen for tokens, s in zip(found.tokens, found.scores)]
         return "\n\n".join(blocks) + "\n"
-    documents = [from_tokens([[t.text for t in s] for s in unit.sentences], [token_spans(s.tags) for s in found]) for unit, found in zip(units, scores)]
+    documents = [from_tokens(found.tokens, [token_spans(s.tags) for s in found.scores]) for found in chosen]
     if fmt == "webanno":  # one document per file, as INCEpTION imports it
-        documents = [from_tokens([[t.text for t in s] for unit in units for s in unit.sentences],
-                                 [token_spans(s.tags) for found in scores for s in found])]
+        documents = [from_tokens([tokens for found in chosen for tokens in found.tokens], [token_spans(s.tags) for found in chosen for s in found.scores])]
     return annotation_text(documents, fmt, model_version)
+
+
+def scored_pool(model: torch.nn.Module, texts: Path, n: int, unit: str, measure: str, batch_size: Optional[int]) -> Pool:
+    """TEXTS read and scored batch by batch, the most uncertain units kept (module docstring); no units: a one-line error."""
+    files = texts_files(texts, unit)
+    scorer = Scorer(model, batch_size or BATCH_SIZE)
+    pool = Pool(max(POOL_FACTOR * n, MIN_POOL), n)
+    with progress(sum(path.stat().st_size for path in files), "suggest") as bar:
+        for units, covered in unit_batches(texts, files, unit, model_segmentation(model)):
+            flat = scorer([s for u in units for s in u.sentences]) if units else []
+            position = 0
+            for found in units:
+                pool.add(Candidate.of(pool.seen, found, flat[position : position + len(found.sentences)], measure))
+                position += len(found.sentences)
+            bar.update(covered)
+    if not pool.seen:
+        raise InputError(texts, None, "no sentences to rank")
+    return pool
 
 
 def suggest(model_path: Path, texts: Path, n: int, fmt: str, unit: str = "sentence", measure: str = "uncertainty",
@@ -221,21 +384,14 @@ def suggest(model_path: Path, texts: Path, n: int, fmt: str, unit: str = "senten
         raise FlairsuiteError(f"unknown measure '{measure}' (known: {', '.join(MEASURES)})")
     model = load_tagger(model_path)
     check_supported(model, str(model_path))
-    units = read_units(texts, unit, model_segmentation(model))
-    sentences = [s for u in units for s in u.sentences]
-    flat = sentence_scores(model, sentences, batch_size or BATCH_SIZE)
-    per_unit, position = [], 0
-    for u in units:
-        per_unit.append(flat[position : position + len(u.sentences)])
-        position += len(u.sentences)
-    values = [Scores.combined(found).measure(measure) for found in per_unit]
-    order = ranked(values)
-    chosen = pick(order, [[t.text for s in u.sentences for t in s] for u in units], n)
+    pool = scored_pool(model, texts, n, unit, measure, batch_size)
+    candidates = pool.candidates()
+    order = ranked([c.value for c in candidates])
+    chosen = pick(order, [[t for tokens in c.tokens for t in tokens] for c in candidates], n)
     taken = set(chosen)
     passed = sum(1 for i in order[: order.index(chosen[-1]) + 1] if i not in taken) if chosen else 0
     lines = ["rank\t" + measure + "\tsource\ttext"]
     for rank, index in enumerate(chosen, 1):
-        text = " ".join(s.to_original_text() for s in units[index].sentences)
-        lines.append(f"{rank}\t{values[index]:.4f}\t{units[index].source}\t{text[:80]}")
-    text = write_units([units[i] for i in chosen], [per_unit[i] for i in chosen], fmt, model_path.name)
-    return Suggestion(text, "\n".join(lines) + "\n", len(units), len(chosen), passed)
+        lines.append(f"{rank}\t{candidates[index].value:.4f}\t{candidates[index].source}\t{candidates[index].preview}")
+    text = write_units([candidates[i] for i in chosen], fmt, model_path.name)
+    return Suggestion(text, "\n".join(lines) + "\n", pool.seen, len(chosen), passed)

@@ -17,7 +17,7 @@ from flair.embeddings import OneHotEmbeddings
 from flair.models import SequenceTagger
 
 from flairsuite.corpora.registry import dataset
-from flairsuite.inference.segmentation import split_text
+from flairsuite.corpora.segmentation import split_text
 from flairsuite.models.card import model_segmentation, record_segmentation
 from flairsuite.models.registry import build_tagger
 

@@ -10,9 +10,9 @@ import pytest
 from conftest import invoke, one_error_line, write_file
 from flair.data import Sentence
 
-from flairsuite.models.selection import jaccard, word_set
+from flairsuite.models.selection import jaccard, pick, ranked, word_set
 from flairsuite.predict import load_tagger, tag
-from flairsuite.suggest import read_units, sentence_scores, suggest, token_spans
+from flairsuite.suggest import Pool, read_units, sentence_scores, suggest, token_spans
 
 MODELS = Path(__file__).parent / "fixtures" / "saved-models"
 LETTER = (
@@ -118,3 +118,61 @@ def test_a_folder_passes_over_editions_and_other_files(tmp_path):
     assert sources == {str(letter)}
     assert "<" not in out.read_text()
     assert "passed over 2 files that are neither text nor a corpus (1 .html, 1 .xml)" in result.stderr
+
+
+def candidates(count: int, seed: int) -> list:
+    """Random scored units of few words (many repeated word sets, near-duplicates among the rest), values with ties."""
+    import random
+
+    from flairsuite.suggest import Candidate
+
+    rng = random.Random(seed)
+    words = ["lieber", "herr", "walden", "marc", "grüße", "anna", "wien", "!", ".", "kam", "ging"]
+    return [Candidate(i, f"t:{i}", [[rng.choice(words) for _ in range(rng.randint(1, 4))]], [], round(rng.random(), 1), "") for i in range(count)]
+
+
+def chosen_sources(found: list, n: int) -> list[str]:
+    order = ranked([c.value for c in found])
+    return [found[i].source for i in pick(order, [c.tokens[0] for c in found], n)]
+
+
+def test_the_pool_keeps_what_the_near_duplicate_rule_needs():
+    """Fed unit by unit, the bounded pool gives the choice made over all units while it can hold every set of words,
+    and keeps one place for a word set repeated thousands of times."""
+    for seed in range(200):
+        units = candidates(60, seed)
+        n = seed % 9 + 1
+        pool = Pool(size=10**6, fill=n)
+        for unit in units:
+            pool.add(unit)
+        assert chosen_sources(pool.candidates(), n) == chosen_sources(units, n)
+    from flairsuite.suggest import Candidate
+
+    pool = Pool(size=20, fill=3)
+    for i in range(5000):
+        words = [["Lieber", "Herr", "Walden", "!"], ["Anna", "kam", str(i), "."]][i % 2]
+        pool.add(Candidate(i, f"t:{i}", [words], [], 0.9 if i % 2 == 0 else 0.8 * i / 5000, ""))
+    kept = pool.candidates()
+    assert pool.seen == 5000 and len(kept) <= 20 + 3
+    sources = chosen_sources(kept, 5)
+    assert sources[0] == "t:0" and sum(source in {f"t:{i}" for i in range(0, 5000, 2)} for source in sources) == 1  # the formula once
+    assert sources[1:] == ["t:4999", "t:4997", "t:4995", "t:4993"]
+
+
+def test_plain_text_read_in_parts_gives_the_sentences_and_lines_of_the_whole(tmp_path, monkeypatch):
+    import functools
+
+    import flairsuite.suggest as module
+    from flairsuite.inference import stream, textfile
+
+    text = LETTER * 3 + "\n\nDas 𝔄𝔫𝔫𝔞-Blatt kam.\r\nOtto ging nach Köln.\n"
+    letter = write_file(tmp_path / "letter.txt", "\ufeff" + text)
+    line = text.count("\n", 0, text.index("Das 𝔄")) + 1
+    whole = [(u.source, [t.text for t in u.sentences[0]]) for u in read_units(letter, "sentence", "words")]
+    documents = [(u.source, len(u.sentences)) for u in read_units(letter, "document", "words")]
+    monkeypatch.setattr(module, "text_parts", functools.partial(stream.text_parts, window=100))
+    monkeypatch.setattr(module, "chunks", functools.partial(textfile.chunks, read_bytes=3))
+    assert [(u.source, [t.text for t in u.sentences[0]]) for u in read_units(letter, "sentence", "words")] == whole
+    assert whole[-2:] == [(f"{letter}:{line}", ["Das", "𝔄𝔫𝔫𝔞-Blatt", "kam", "."]), (f"{letter}:{line + 1}", ["Otto", "ging", "nach", "Köln", "."])]
+    assert [(u.source, len(u.sentences)) for u in read_units(letter, "document", "words")] == documents
+    assert documents == [(f"{letter}:1", len(whole) - 2), (f"{letter}:{line}", 2)]

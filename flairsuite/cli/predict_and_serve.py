@@ -40,6 +40,10 @@ def predict(
     """Tag the raw text FILE (UTF-8; `-`: stdin) with MODEL, any saved suite tagger (cse included); sentences and tokens as Flair splits them
     (one token per character for a tagger trained on a corpus read so, e.g. CLUENER). Only the output goes to stdout; logs go to stderr.
 
+    FILE is read part by part (about 100,000 characters, cut at sentence ends) and each part is tagged and written before the next,
+    so memory does not grow with FILE (tei and html of a plain text keep the text and its spans until the end; a TEI/XML FILE is read
+    whole); a progress bar in bytes of FILE goes to stderr.
+
     Tags are the decoder's raw per-token tags (with --entity-fix: after that rule); JSON spans are those Flair's predict would attach,
     with token indices (end exclusive), character offsets in FILE and confidences.
 
@@ -65,16 +69,17 @@ def predict(
     import time
     from pathlib import Path
 
-    from flairsuite.files.atomic import write_text
-    from flairsuite.predict import predict_document
+    from flairsuite.files.atomic import atomic_file
+    from flairsuite.predict import predict_to
 
     set_threads(threads)
     start = time.perf_counter()
-    found = predict_document(Path(model), Path(file), fmt, fast, batch_size, entity_fix, Path(markup_map) if markup_map else None)
+    options = (Path(model), Path(file), fmt, fast, batch_size, entity_fix, Path(markup_map) if markup_map else None)
     if out:
-        write_text(Path(out), found.text)
+        with atomic_file(Path(out)) as temp, temp.open("w", encoding="utf-8") as handle:
+            found = predict_to(handle.write, *options)
     else:
-        click.echo(found.text, nl=False)
+        found = predict_to(lambda text: click.echo(text, nl=False), *options)
     click.echo(found.summary(time.perf_counter() - start), err=True)
 
 
@@ -87,7 +92,13 @@ def predict(
 @click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule before reading spans (as for predict).")
 @threads_option
 @click.option("--access-log/--no-access-log", default=True, show_default=True, help="Log one line per request.")
-def serve(model: str, host: str, port: int, max_chars: int, fast: bool, entity_fix: bool, threads: Optional[int], access_log: bool) -> None:
+@click.option(
+    "--keep-models", type=click.IntRange(min=0), default=3, show_default=True,
+    help="Old models kept beside MODEL when POST /train replaces it (MODEL's stem.before-<UTC time> files; the oldest beyond N are deleted; 0: none).",
+)
+def serve(
+    model: str, host: str, port: int, max_chars: int, fast: bool, entity_fix: bool, threads: Optional[int], access_log: bool, keep_models: int,
+) -> None:
     """Serve MODEL (any saved suite tagger) over HTTP: a page at / to paste a text and see its entities, and POST /tag.
 
     POST /tag takes {"text": "..."} (application/json) or the text itself (text/plain, UTF-8) and answers
@@ -95,7 +106,8 @@ def serve(model: str, host: str, port: int, max_chars: int, fast: bool, entity_f
     of the text. Errors are JSON {"error": "..."}: 400 empty or not UTF-8 or malformed, 413 too long, 415 wrong type.
     The same server is an INCEpTION external recommender: POST /predict (a CAS in, the model's suggestions added on
     the requested layer), POST /train (retrains in the background from the annotated documents; the served model is
-    replaced only if its dev F1 does not drop; 429 while a run is on) and GET /status; these need the inception extra
+    replaced only if its dev F1 does not drop and, where the old model finds entities on the held-out sentences, it finds
+    some too; the newest --keep-models old models stay beside it; 429 while a run is on) and GET /status; these need the inception extra
     (pip install 'flairsuite[inception]'), docs/predict-serve.md says how to register it.
     The model is loaded once; needs the serve extra (pip install 'flairsuite[serve]').
 
@@ -109,4 +121,4 @@ def serve(model: str, host: str, port: int, max_chars: int, fast: bool, entity_f
     from flairsuite.serve.server import serve as run_server
 
     set_threads(threads)
-    run_server(Path(model), host, port, click.echo, access_log, max_chars=max_chars, fast=fast, entity_fix=entity_fix)
+    run_server(Path(model), host, port, click.echo, access_log, max_chars=max_chars, fast=fast, entity_fix=entity_fix, keep_models=keep_models)

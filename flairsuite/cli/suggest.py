@@ -26,7 +26,9 @@ from flairsuite.cli.group import cli
 def suggest(model: str, texts: str, count: int, out: str, fmt: str, unit: str, measure: str, batch_size: Optional[int], threads: Optional[int]) -> None:
     """Rank the unannotated sentences of TEXTS (a file or folder: plain text, or corpus files whose labels are ignored) by MODEL's
     uncertainty, keep near-duplicates apart (word-set Jaccard >= 0.8) and write the top N with MODEL's tags to --out, ready to import
-    into the annotation tool. The ranking (rank, measure, file:line, text) is printed on stdout.
+    into the annotation tool. The ranking (rank, measure, file:line, text) is printed on stdout. Plain texts are read part by part
+    (as predict reads them) and only a bounded pool of the most uncertain units is kept, so memory does not grow with TEXTS;
+    a progress bar in bytes of TEXTS goes to stderr.
 
     \b
     Examples:

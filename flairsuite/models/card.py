@@ -3,7 +3,7 @@
 The suite's entry (`flairsuite`) holds the tagger's `segmentation`: how raw text becomes its tokens,
 `words` or, for a tagger of a corpus read one token per character (the registry's `segmentation`:
 CLUENER), `characters`; a word-segmented Chinese treebank (UD GSDSimp) keeps `words`. `predict` and
-`serve` split raw text by it (`flairsuite.inference.segmentation`).
+`serve` split raw text by it (`flairsuite.corpora.segmentation`).
 """
 
 from typing import Any

@@ -1,7 +1,7 @@
 """The model, loaded once, and how a text becomes entity spans at character offsets of that very text.
 
 Splitting, tagging, Entity-Fix and reading spans are `flairsuite.predict`'s; the text goes through
-`flair_view` first (`flairsuite.inference.segmentation`), so spans are mapped back to the posted text.
+`flair_view` first (`flairsuite.corpora.segmentation`), so spans are mapped back to the posted text.
 A document that comes already split (`Tokens`: a CAS's sentences and tokens, `flairsuite.serve.cas`)
 is tagged on exactly those tokens; its spans run from the first token's start to the last one's end.
 """
@@ -14,7 +14,7 @@ from typing import Optional, Union
 import flair.nn
 from flair.data import Sentence, get_spans_from_bio
 
-from flairsuite.inference.segmentation import flair_view
+from flairsuite.corpora.segmentation import flair_view
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.markup.spans import Span
 from flairsuite.models.card import model_segmentation
