@@ -545,18 +545,10 @@ def predict_to(
         return stream_prediction(write, model_path, path, input_path, info, fmt, fast, batch_size, entity_fix, type_map)
 
 
-def predict_document(
-    model_path: Path,
-    input_path: Path,
-    fmt: str,
-    fast: bool,
-    batch_size: Optional[int],
-    entity_fix: bool = False,
-    markup_map: Optional[Path] = None,
-) -> Prediction:
-    """`predict_to` with the output gathered into the prediction's `text`."""
+def predict_document(*arguments: Any, **keywords: Any) -> Prediction:
+    """`predict_to` (the same arguments after `write`) with the output gathered into the prediction's `text`."""
     pieces: list[str] = []
-    found = predict_to(pieces.append, model_path, input_path, fmt, fast, batch_size, entity_fix, markup_map)
+    found = predict_to(pieces.append, *arguments, **keywords)
     return replace(found, text="".join(pieces))
 
 

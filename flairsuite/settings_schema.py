@@ -21,9 +21,9 @@ metrics.json schema (flairsuite/results/metrics_file.py, with its `key '...'` wo
 
 import math
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Callable, ClassVar, Optional, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Optional, Sequence
 
-from flairsuite.errors import FlairsuiteError
+from flairsuite.errors import FlairsuiteError, unknown_name_error
 from flairsuite.values import is_finite_number, is_int, is_number, show
 
 RULE = "rule"  # the key of a field's metadata holding its Rule
@@ -109,6 +109,23 @@ def refuse(name: str, rule: Rule, value: Any, wording: Wording = KEYS, where: Op
     """A one-line FlairsuiteError unless `value` follows `rule`."""
     if not rule(value):
         raise FlairsuiteError(refusal(name, rule, value, wording, where))
+
+
+def checked_keys(data: Any, known: Sequence[str], required: Sequence[str] = (), where: str = "", hint: str = "",
+                 examples: Optional[Mapping[str, str]] = None, kind: str = "key") -> dict[str, Any]:
+    """`data` as a mapping with only `known` keys and every `required` one, in the one wording of the suite's files:
+    `<where> must be a mapping<hint>`, `<where>: unknown key 'x'. Did you mean y?` (or the known keys),
+    `<where>: missing key 'k'<examples[k]>`. `where` (e.g. `adapt`) is left out at a file's top level."""
+    prefix = f"{where}: " if where else ""
+    if not isinstance(data, Mapping):
+        raise FlairsuiteError(f"{where + ' ' if where else ''}must be a mapping{hint}")
+    for key in data:
+        if key not in known:
+            raise FlairsuiteError(f"{prefix}{unknown_name_error(kind, str(key), list(known))}")
+    for key in required:
+        if key not in data:
+            raise FlairsuiteError(f"{prefix}missing key '{key}'{(examples or {}).get(key, '')}")
+    return dict(data)
 
 
 class CheckedSettings:

@@ -121,7 +121,7 @@ def test_block_is_validated(tmp_path):
     for body, taggers, message in [
         ("{seed_size: 5, batch_size: 2, rounds: 3, strategies: [random, margin]}", "[map-crf]", 'unknown name "margin"'),
         ("{seed_size: 0, batch_size: 2, rounds: 3, strategies: [random]}", "[map-crf]", "seed_size must be a positive integer"),
-        ("{seed_size: 5, batch_size: 2, rounds: 3, strategies: [random], budget: 3}", "[map-crf]", 'unknown key "budget"'),
+        ("{seed_size: 5, batch_size: 2, rounds: 3, strategies: [random], budget: 3}", "[map-crf]", "unknown key 'budget'"),
         ("{seed_size: 5, batch_size: 2, rounds: 3, strategies: [random]}", "[cse]", "tagger cse has no per-token tag distribution"),
     ]:
         with pytest.raises(FlairsuiteError, match=message) as error:

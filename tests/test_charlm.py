@@ -283,7 +283,7 @@ def test_sigkill_during_checkpoint_write_keeps_the_previous_one(tmp_path, corpus
     out = tmp_path / "c"
     # the 5th checkpoint write dies half-way through, by SIGKILL
     code = (
-        "import os, signal, sys, torch; from flairsuite import checkpoint; real = torch.save; calls = [0]\n"
+        "import os, signal, sys, torch; from flairsuite.files import checkpoint; real = torch.save; calls = [0]\n"
         "def dying_save(obj, f):\n"
         "    calls[0] += 1\n"
         "    if calls[0] == 5:\n"

@@ -4,7 +4,7 @@ from typing import Optional
 
 import click
 
-from flairsuite.cli.group import cli
+from flairsuite.cli.group import cli, threads_option
 
 
 @cli.command("suggest")
@@ -22,7 +22,7 @@ from flairsuite.cli.group import cli
 @click.option("--measure", type=click.Choice(["uncertainty", "entropy"]), default="uncertainty", show_default=True,
               help="uncertainty: CRF 1 - p(best path)^(1/n), softmax head mean token entropy; entropy: mean entropy of the tag marginals.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Sentences per batch at most [default: 256].")
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="torch threads [default: torch's, one per core].")
+@threads_option
 def suggest(model: str, texts: str, count: int, out: str, fmt: str, unit: str, measure: str, batch_size: Optional[int], threads: Optional[int]) -> None:
     """Rank the unannotated sentences of TEXTS (a file or folder: plain text, or corpus files whose labels are ignored) by MODEL's
     uncertainty, keep near-duplicates apart (word-set Jaccard >= 0.8) and write the top N with MODEL's tags to --out, ready to import

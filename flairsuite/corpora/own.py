@@ -45,8 +45,8 @@ from flairsuite.corpora.readers import CONLLU_COLUMNS, SEPARATORS, TaggedSentenc
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, FileSpec, FormatSpec, names
 from flairsuite.corpora.tags import AS_BIO, PREFIXES, SchemeEvidence, split_tag
 from flairsuite.corpora.webanno_reader import DEFAULT_FEATURE, NAMED_ENTITY
-from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
-from flairsuite.settings_schema import interval, refuse
+from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.settings_schema import checked_keys, interval, refuse
 from flairsuite.values import is_int, show
 
 FORMATS = tuple(READERS)
@@ -310,9 +310,7 @@ def own_corpus(entry: Mapping[str, Any], base: Path, needed: Optional[Sequence[s
     """The DatasetSpec of the corpus folder `entry['path']` (below `base`) read by the entry's keys (module docstring).
 
     `needed`: only these splits must be there (a model scored on them), not train, dev and test as for training."""
-    unknown = [key for key in entry if key not in KEYS]
-    if unknown:
-        raise unknown_name_error("key", str(unknown[0]), list(KEYS))
+    checked_keys(entry, KEYS)
     if not isinstance(entry.get("path"), str) or not entry["path"]:
         raise FlairsuiteError(f"path: {show(entry.get('path'))} is not a folder, e.g. path: data/letters/")
     folder = (base / entry["path"]).resolve()

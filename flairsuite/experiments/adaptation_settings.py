@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Optional
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.rawtext.prepare import corpus_sources
-from flairsuite.settings_schema import KEYS, POSITIVE_INTEGER, CheckedSettings, Rule, Wording, interval, setting
+from flairsuite.settings_schema import KEYS, POSITIVE_INTEGER, CheckedSettings, Rule, Wording, checked_keys, interval, setting
 from flairsuite.values import show
 
 KEY = "adapt"
@@ -114,15 +114,8 @@ def parse_adaptation(data: dict[str, Any], base: Path, corpora: list[CorpusChoic
     `safe_name`: the experiment's check of folder names (validation.py)."""
     if KEY not in data:
         return None
-    block = data[KEY]
-    if not isinstance(block, dict):
-        raise _fail("must be a mapping")
-    unknown = [key for key in block if key not in FIELDS]
-    if unknown:
-        raise FlairsuiteError(f"{KEY}: unknown key {show(unknown[0])} (known: {', '.join(FIELDS)})")
-    for key in ("text", "name"):
-        if key not in block:
-            raise _fail(f"missing key '{key}'")
+    example = f", e.g. `{EXAMPLE}`"
+    block = checked_keys(data[KEY], FIELDS, ("text", "name"), where=KEY, hint=example, examples={"text": example, "name": example})
     if block.get("init") is None and block.get("fasttext") is None:
         raise _fail("missing key 'init' (the char-LM pair to continue) or 'fasttext' (the vectors to continue)")
     heldout = block.get("heldout_fraction")

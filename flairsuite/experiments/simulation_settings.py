@@ -22,7 +22,7 @@ from flair.models import SequenceTagger
 from flairsuite.errors import FlairsuiteError
 from flairsuite.models.registry import TAGGERS
 from flairsuite.models.uncertainty import MEASURES
-from flairsuite.settings_schema import FLAG, KEYS, NON_NEGATIVE_INTEGER, POSITIVE_INTEGER, CheckedSettings, Wording, setting
+from flairsuite.settings_schema import FLAG, KEYS, NON_NEGATIVE_INTEGER, POSITIVE_INTEGER, CheckedSettings, Wording, checked_keys, setting
 from flairsuite.values import show
 
 KEY = "active_learning"
@@ -76,12 +76,7 @@ def parse_active_learning(data: dict[str, Any], taggers: list[str], fine_tune: t
     """The experiment's `active_learning:` block checked against its grid, or None without one; problems are one-line errors."""
     if KEY not in data:
         return None
-    block = data[KEY]
-    if not isinstance(block, dict):
-        raise FlairsuiteError(f"{KEY} must be a mapping, e.g. `{EXAMPLE}`")
-    for key in block:
-        if key not in FIELDS:
-            raise FlairsuiteError(f"{KEY}: unknown key {show(key)} (known: {', '.join(FIELDS)})")
+    block = checked_keys(data[KEY], FIELDS, where=KEY, hint=f", e.g. `{EXAMPLE}`")
     usable = _sequence_taggers()
     for tagger in taggers:
         if tagger not in usable:

@@ -15,7 +15,7 @@ from flairsuite.corpora.own import DEV_SHARE, own_corpus
 from flairsuite.corpora.registry import DatasetSpec, dataset, names
 from flairsuite.corpora.tasks import LABELED_TASKS
 from flairsuite.embeddings import parse
-from flairsuite.errors import FlairsuiteError, InputError, unknown_name_error
+from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments.adaptation_settings import EXAMPLE as ADAPT_EXAMPLE
 from flairsuite.experiments.adaptation_settings import parse_adaptation
 from flairsuite.experiments.config import ExperimentConfig
@@ -25,7 +25,7 @@ from flairsuite.experiments.simulation_settings import EXAMPLE as ACTIVE_LEARNIN
 from flairsuite.experiments.simulation_settings import parse_active_learning
 from flairsuite.models.registry import TAGGERS, tagger_spec
 from flairsuite.models.settings import TrainSettings
-from flairsuite.settings_schema import FLAG, Rule, interval, refusal
+from flairsuite.settings_schema import FLAG, Rule, checked_keys, interval, refusal
 from flairsuite.values import is_int, show
 
 EXAMPLES = {
@@ -299,14 +299,8 @@ def _check_tasks(corpora: list[CorpusChoice], taggers: list[str], entity_fix: tu
 
 def validated_config(data: Any, base: Path) -> ExperimentConfig:
     """The experiment of the raw mapping `data` (own corpora relative to `base`), every key checked."""
-    if not isinstance(data, dict):
-        raise FlairsuiteError(f"must be a mapping with the keys {', '.join(REQUIRED)} (see experiments/README.md)")
-    for key in data:
-        if key not in KEYS:
-            raise unknown_name_error("key", str(key), list(KEYS))
-    for key in REQUIRED:
-        if key not in data:
-            raise FlairsuiteError(f"missing key '{key}': add e.g. `{EXAMPLES[key]}`")
+    checked_keys(data, KEYS, REQUIRED, hint=f" with the keys {', '.join(REQUIRED)} (see experiments/README.md)",
+                 examples={key: f": add e.g. `{example}`" for key, example in EXAMPLES.items()})
     taggers = _taggers(data)
     corpora, stacks = _corpora(data, base), _embeddings(data)
     fine_tune, entity_fix = _fine_tune(data, stacks), _entity_fix(data)

@@ -31,6 +31,7 @@ from flairsuite.results.collect import SCORE, trained_runs
 from flairsuite.results.metrics_file import FINE_TUNED
 from flairsuite.results.tables import STYLES, WRITERS, Cell, Difference, metric_title, summary, written
 from flairsuite.results.welch import welch_interval
+from flairsuite.settings_schema import checked_keys
 
 LEVEL = 0.90
 DELTA = {"md": "Δ", "csv": "Δ", "latex": r"$\Delta$"}  # pdflatex without extra packages takes no Unicode Δ
@@ -83,14 +84,15 @@ def runs_ref(text: Any, path: Path, key: str) -> RunsRef:
     return RunsRef(*parts, fine_tune=tuned)
 
 
+ABLATION_KEYS = ("title", "baseline", "changes")
+
+
 def load_ablation(path: Path) -> Ablation:
     """Read and check an ablation file (module docstring); a problem is a one-line error naming the file and key."""
-    data = read_yaml(path)
-    if not isinstance(data, dict):
-        raise InputError(path, None, "expected a mapping with the keys title, baseline, changes")
-    unknown = sorted(map(str, set(data) - {"title", "baseline", "changes"}))
-    if unknown:
-        raise InputError(path, None, f"unknown key '{unknown[0]}' (keys: title, baseline, changes)")
+    try:
+        data = checked_keys(read_yaml(path), ABLATION_KEYS, hint=f" with the keys {', '.join(ABLATION_KEYS)}")
+    except FlairsuiteError as err:
+        raise InputError(path, None, str(err)) from None
     baseline = runs_ref(data.get("baseline"), path, "baseline")
     changes = data.get("changes")
     if not isinstance(changes, list) or not changes:
