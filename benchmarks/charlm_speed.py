@@ -34,12 +34,14 @@ from flair.models import LanguageModel
 
 from flairsuite.charlm.batches import StreamBatches
 from flairsuite.charlm.recipes import recipe
-from flairsuite.charlm.trainer import Hyper, evaluate, evaluation_batches
+from flairsuite.charlm.settings import Hyper
+from flairsuite.charlm.trainer import evaluate, evaluation_batches
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files.atomic import write_json
 from flairsuite.files.paths import corpora_dir, prepared_dir
 from flairsuite.rawtext.language import raw_set as raw_set_of
-from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, char_dictionary, prepare
+from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary, prepare
+from flairsuite.rawtext.settings import PrepareConfig
 
 HERE = Path(__file__).resolve().parent
 CHILD = HERE / "charlm_speed_child.py"

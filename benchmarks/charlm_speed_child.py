@@ -17,9 +17,10 @@ from typing import Any
 import torch
 
 from flairsuite.charlm.run import train_direction
-from flairsuite.charlm.trainer import Budget, Hyper
+from flairsuite.charlm.settings import Hyper
 from flairsuite.files.atomic import atomic_file, write_json
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
+from flairsuite.training import Budget
 
 
 class EventLog(logging.Handler):

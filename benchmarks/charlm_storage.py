@@ -22,8 +22,9 @@ from flair.models import LanguageModel
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine, run_main  # noqa: E402
 
+from flairsuite.charlm.settings import Hyper  # noqa: E402
 from flairsuite.charlm.storage import store_weights_as  # noqa: E402
-from flairsuite.charlm.trainer import Hyper, evaluate, evaluation_batches  # noqa: E402
+from flairsuite.charlm.trainer import evaluate, evaluation_batches  # noqa: E402
 from flairsuite.errors import FlairsuiteError  # noqa: E402
 from flairsuite.rawtext.language import prepare_language  # noqa: E402
 

@@ -21,12 +21,15 @@ metrics.json schema (flairsuite/results/metrics_file.py, with its `key '...'` wo
 
 import math
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Callable, ClassVar, Mapping, Optional, Sequence
+from typing import Any, Callable, ClassVar, Mapping, NamedTuple, Optional, Sequence, Union
 
 from flairsuite.errors import FlairsuiteError, unknown_name_error
 from flairsuite.values import is_finite_number, is_int, is_number, show
 
 RULE = "rule"  # the key of a field's metadata holding its Rule
+HELP = "help"  # ... its help text: what `--help` shows for the option generated from it (flairsuite/cli/settings_options.py)
+OPTION = "option"  # ... its option's name where that is not the field's (`layers` for `nlayers`)
+METAVAR = "metavar"  # ... what `--help` calls its value, where the type's name says too little (`PATH`)
 
 
 @dataclass(frozen=True)
@@ -35,17 +38,18 @@ class Rule:
 
     description: str
     test: Callable[[Any], bool]
+    choices: tuple[str, ...] = ()  # the allowed strings, where the rule is a choice (`one_of`): an option offers them
 
     def __call__(self, value: Any) -> bool:
         return bool(self.test(value))
 
     def or_null(self, meaning: str) -> "Rule":
         """This rule, or null (None) meaning `meaning`: `a positive integer, or null for one pass over train`."""
-        return Rule(f"{self.description}, or null for {meaning}", lambda v: v is None or self.test(v))
+        return Rule(f"{self.description}, or null for {meaning}", lambda v: v is None or self.test(v), self.choices)
 
     def noted(self, note: str) -> "Rule":
         """This rule with `note` (a reason or an example, with its own lead: ` (1: no annealing)`) after its description."""
-        return Rule(f"{self.description}{note}", self.test)
+        return Rule(f"{self.description}{note}", self.test, self.choices)
 
 
 def at_least(low: int, noun: str = "integer") -> Rule:
@@ -80,12 +84,14 @@ FRACTION = interval(0, 1, low_open=False, high_open=False, noun="a fraction")  #
 
 def one_of(choices: Sequence[str], lead: str = "one of:") -> Rule:
     """A string among `choices`: `one of: sgd, adam, adamw`."""
-    return Rule(f"{lead} {', '.join(choices)}", lambda v: isinstance(v, str) and v in choices)
+    return Rule(f"{lead} {', '.join(choices)}", lambda v: isinstance(v, str) and v in choices, tuple(choices))
 
 
-def setting(rule: Rule, default: Any = MISSING) -> Any:
-    """A dataclass field checked by `rule` (no default: a required one)."""
-    return field(default=default, metadata={RULE: rule})
+def setting(rule: Rule, default: Any = MISSING, help: str = "", option: str = "", metavar: str = "") -> Any:
+    """A dataclass field checked by `rule` (no default: a required one). `help` says what it sets, once: the command-line
+    option generated from the field shows it; `option` spells that option where it differs from the field's name,
+    `metavar` names its value on `--help`."""
+    return field(default=default, metadata={RULE: rule, HELP: help, OPTION: option, METAVAR: metavar})
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,63 @@ def checked_keys(data: Any, known: Sequence[str], required: Sequence[str] = (), 
     return dict(data)
 
 
+class EachValue(NamedTuple):
+    """A record's object with any keys whose every value follows `schema` (e.g. scores per entity type)."""
+
+    schema: "Schema"
+
+
+class MaybeKey(NamedTuple):
+    """A record's key that may be missing (files written before it was recorded); where present its value follows `schema`."""
+
+    schema: "Schema"
+
+
+Schema = Union[Rule, EachValue, MaybeKey, Mapping[str, Any]]  # a JSON record's shape: a rule per leaf, objects as mappings
+
+
+def check_record(value: Any, schema: Schema, key: str = "") -> None:
+    """A one-line FlairsuiteError where the JSON value `value` breaks `schema`, in the wording of every settings error:
+    `test.per_type.pers.f1 must be a fraction in [0, 1] (found 84.0)`, `missing key 'dev.f1'`, `not a JSON object`."""
+    if isinstance(schema, Rule):
+        refuse(key, schema, value)
+        return
+    if not isinstance(value, dict):
+        raise FlairsuiteError(refusal(key, Rule("an object", lambda v: False), value) if key else "not a JSON object")
+    if isinstance(schema, EachValue):
+        for name, item in value.items():
+            check_record(item, schema.schema, f"{key}.{name}")
+        return
+    for name, sub in schema.items():
+        dotted = f"{key}.{name}" if key else name
+        if isinstance(sub, MaybeKey):
+            if name in value:
+                check_record(value[name], sub.schema, dotted)
+            continue
+        if name not in value:
+            raise FlairsuiteError(f"missing key '{dotted}'")
+        check_record(value[name], sub, dotted)
+
+
+def nested(dotted: Mapping[str, Schema]) -> dict[str, Any]:
+    """A record schema from dotted keys: `{"settings.objective": rule}` -> `{"settings": {"objective": rule}}`.
+    An object all of whose keys may be missing may be missing itself."""
+    tree: dict[str, Any] = {}
+    for key, schema in dotted.items():
+        *parents, leaf = key.split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = schema
+    return _optional_objects(tree)
+
+
+def _optional_objects(tree: dict[str, Any]) -> dict[str, Any]:
+    shaped = {key: _optional_objects(sub) if isinstance(sub, dict) else sub for key, sub in tree.items()}
+    return {key: MaybeKey(sub) if isinstance(sub, dict) and all(isinstance(v, MaybeKey) for v in sub.values()) else sub
+            for key, sub in shaped.items()}
+
+
 class CheckedSettings:
     """Base of a frozen dataclass whose fields are declared with `setting`: every value is checked when it is made,
     then `check_together` (a subclass's rules between settings) runs."""
@@ -137,8 +200,22 @@ class CheckedSettings:
     def __post_init__(self) -> None:
         for declared in fields(self):  # type: ignore[arg-type]
             if RULE in declared.metadata:
-                refuse(declared.name, declared.metadata[RULE], getattr(self, declared.name), self.wording)
+                refuse(self.shown_name(declared.name), declared.metadata[RULE], getattr(self, declared.name), self.wording)
         self.check_together()
+
+    @classmethod
+    def shown_name(cls, name: str) -> str:
+        """The name a refusal gives setting `name`: its option's (`layers` for `nlayers`) where the wording is of options."""
+        if cls.wording is KEYS:
+            return name
+        return next(declared.metadata.get(OPTION) or name for declared in fields(cls) if declared.name == name)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_values(cls, data: Any, where: str = "", hint: str = "") -> "CheckedSettings":
+        """Settings from a mapping (a preset, a YAML block): unknown and missing keys refused as `checked_keys` words them,
+        then every value checked."""
+        required = [declared.name for declared in fields(cls) if declared.default is MISSING and declared.default_factory is MISSING]  # type: ignore[arg-type]
+        return cls(**checked_keys(data, cls.keys(), required, where, hint))
 
     def check_together(self) -> None:
         """Rules that involve more than one setting (none by default); a one-line error where one is broken."""
@@ -156,4 +233,4 @@ class CheckedSettings:
     @classmethod
     def check_value(cls, name: str, value: Any, where: Optional[str] = None) -> None:
         """A one-line error unless `value` suits setting `name`; `where` (e.g. `tagger_train.map`) prefixes it."""
-        refuse(name, cls.rule(name), value, cls.wording, where)
+        refuse(cls.shown_name(name), cls.rule(name), value, cls.wording, where)

@@ -8,7 +8,8 @@ import pytest
 
 from flairsuite.bert.data import sentences_of, tokenize_corpus
 from flairsuite.bert.masking import IGNORE, MaskingRule, mask, sample_generator, sequence, training_batch
-from flairsuite.bert.vocabulary import CLS, MASK, SEP, SPECIAL_TOKENS
+from flairsuite.bert.settings import SPECIAL_TOKENS
+from flairsuite.bert.vocabulary import CLS, MASK, SEP
 from flairsuite.rawtext.prepare import PreparedCorpus
 
 WORDS = [

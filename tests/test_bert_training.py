@@ -156,21 +156,22 @@ def test_sigkill_then_resume_gives_the_same_weights(raw, tmp_path) -> None:
 
 
 @pytest.mark.parametrize(
-    "extra, message",
+    "extra, message, exit_code",
     [
-        (("--attention", "wwa", "--positions", "absolute"), "--attention wwa needs --positions relative"),
-        (("--hidden-size", "30", "--heads", "4"), "not divisible"),
-        (("--vocab-size", "3"), "--vocab-size must be an integer from 6 to 65536 (found 3)"),
-        (("--max-tokens", "0"), "--max-tokens must be a positive integer (found 0)"),
-        (("--max-hours", "nan"), "--max-hours must be a positive number (found NaN)"),
-        (("--learning-rate", "inf"), "--learning-rate must be a positive number (found Infinity)"),
-        (("--dropout", "1"), "--dropout must be a number in [0, 1) (found 1.0)"),
-        (("--checkpoint-minutes", "-1"), "--checkpoint-minutes must be a non-negative number (found -1.0)"),
+        (("--attention", "wwa", "--positions", "absolute"), "--attention wwa needs --positions relative", 1),  # settings together
+        (("--hidden-size", "30", "--heads", "4"), "not divisible", 1),
+        (("--max-tokens", "0"), "--max-tokens must be a positive integer (found 0)", 1),  # the budget, checked by the command
+        (("--max-hours", "nan"), "--max-hours must be a positive number (found NaN)", 1),
+        # options generated from BertSettings' fields: usage errors in the field rule's words, as click parses them
+        (("--vocab-size", "3"), "Invalid value for '--vocab-size': must be an integer from 6 to 65536 (found 3)", 2),
+        (("--learning-rate", "inf"), "Invalid value for '--learning-rate': must be a positive number (found Infinity)", 2),
+        (("--dropout", "1"), "Invalid value for '--dropout': must be a number in [0, 1) (found 1.0)", 2),
+        (("--checkpoint-minutes", "-1"), "Invalid value for '--checkpoint-minutes': must be a non-negative number (found -1.0)", 2),
     ],
 )
-def test_bad_options_are_one_line_errors(raw, tmp_path, extra: tuple[str, ...], message: str) -> None:
+def test_bad_options_are_one_line_errors(raw, tmp_path, extra: tuple[str, ...], message: str, exit_code: int) -> None:
     result = CliRunner().invoke(cli, [*bert_args(raw, tmp_path, 1000), *extra])
-    assert result.exit_code == 1
+    assert result.exit_code == exit_code
     assert message in error_line(result.output)
 
 

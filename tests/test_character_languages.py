@@ -10,7 +10,8 @@ from pathlib import Path
 
 from flairsuite.corpora.registry import language_segmentation
 from flairsuite.rawtext.exclusion import MIN_CHARACTERS, SentenceIndex
-from flairsuite.rawtext.prepare import PrepareConfig, prepare
+from flairsuite.rawtext.prepare import prepare
+from flairsuite.rawtext.settings import PrepareConfig
 from flairsuite.wordvectors.tokens import TokenStream, tokenize
 
 HELD_OUT = "北京市朝阳区人民法院今天公开宣判"  # a CLUENER-style dev sentence (16 characters)

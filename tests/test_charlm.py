@@ -19,11 +19,13 @@ from click.testing import CliRunner
 from flair.models import LanguageModel
 
 from flairsuite.charlm.run import train_direction
-from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate
+from flairsuite.charlm.settings import Hyper
+from flairsuite.charlm.trainer import CharLMTrainer, evaluate
 from flairsuite.cli import cli
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files import checkpoint
-from flairsuite.rawtext.prepare import PrepareConfig, prepare
+from flairsuite.rawtext.prepare import prepare
+from flairsuite.rawtext.settings import PrepareConfig
 from flairsuite.runtime.precision import native_bfloat16
 from flairsuite.training import Budget
 
@@ -477,7 +479,7 @@ def test_damaged_summary_of_a_released_model_is_one_line(tmp_path) -> None:
 def test_hyper_parameters_check_themselves(name: str, value: object, message: str) -> None:
     from dataclasses import asdict
 
-    from flairsuite.charlm.trainer import Hyper
+    from flairsuite.charlm.settings import Hyper
     from flairsuite.errors import FlairsuiteError
 
     with pytest.raises(FlairsuiteError) as info:

@@ -15,9 +15,11 @@ from flair.models import LanguageModel
 from test_charlm import SECRET, fixture_text, run_cli, train_args, wait_for_steps
 
 from flairsuite.charlm.initial import extended_state
-from flairsuite.charlm.trainer import Hyper, evaluate, evaluation_batches
+from flairsuite.charlm.settings import Hyper
+from flairsuite.charlm.trainer import evaluate, evaluation_batches
 from flairsuite.files import checkpoint
-from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, prepare
+from flairsuite.rawtext.prepare import PreparedCorpus, prepare
+from flairsuite.rawtext.settings import PrepareConfig
 
 NEW_CHAR = "Ω"
 

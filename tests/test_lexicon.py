@@ -25,11 +25,12 @@ from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.lexicon.coverage import split_coverage
 from flairsuite.lexicon.daluke import BulkDaluke, automaton_matches, build_automaton, entry_keys
-from flairsuite.lexicon.discover import SETTINGS, DiscoverySettings, discover
+from flairsuite.lexicon.discover import discover
 from flairsuite.lexicon.greedy import greedy_picks
 from flairsuite.lexicon.hashing import char_codes, token_bounds
 from flairsuite.lexicon.match import BulkMaximum, LexiconMatcher, Match, position_tags, token_matches
 from flairsuite.lexicon.ngrams import unit_text
+from flairsuite.lexicon.settings import SETTINGS, DiscoverySettings
 from flairsuite.lexicon.store import Lexicon, read_lexicon
 from flairsuite.rawtext.tokens import TOKEN
 
@@ -348,7 +349,8 @@ def test_coverage_and_hit_precision_counted_by_hand():
 @pytest.mark.parametrize("value", ["nan", "inf"])
 def test_a_share_that_is_no_finite_number_is_a_usage_error(tmp_path, option, value):
     result = run("discover-words", "--lang", "de", "--corpus", str(tmp_path / "text.txt"), option, value)
-    assert result.exit_code == 2 and f"Invalid value for '{option}': '{value}' is not a finite number." in result.output
+    found = {"nan": "NaN", "inf": "Infinity"}[value]
+    assert result.exit_code == 2 and f"Invalid value for '{option}': must be a share in (0, 1] (found {found})" in result.output
 
 
 def test_discover_words_and_match_lexicon_from_the_command_line(tmp_path, monkeypatch):

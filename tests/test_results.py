@@ -325,10 +325,10 @@ def test_latex_cells_bold_pm_and_escaped_footnote(table3):
     [
         (lambda m: m["test"].pop("f1"), "missing key 'test.f1'"),
         (lambda m: m.pop("entity_fix"), "missing key 'entity_fix'"),
-        (lambda m: m.update(seed="one"), 'key \'seed\' must be an integer, found "one"'),
-        (lambda m: m["test"]["per_type"]["pers"].update(f1=84.0), "key 'test.per_type.pers.f1' must be a fraction in [0, 1], found 84.0"),
-        (lambda m: m["dev"]["per_type"]["pers"].update(predicted=2.5), "key 'dev.per_type.pers.predicted' must be an integer, found 2.5"),
-        (lambda m: m.update(subsample=3), "key 'subsample' must be a string or null, found 3"),
+        (lambda m: m.update(seed="one"), 'seed must be an integer (found "one")'),
+        (lambda m: m["test"]["per_type"]["pers"].update(f1=84.0), "test.per_type.pers.f1 must be a fraction in [0, 1] (found 84.0)"),
+        (lambda m: m["dev"]["per_type"]["pers"].update(predicted=2.5), "dev.per_type.pers.predicted must be an integer (found 2.5)"),
+        (lambda m: m.update(subsample=3), "subsample must be a string or null (found 3)"),
     ],
 )
 def test_malformed_metrics_is_one_error_line_with_file_and_key(tmp_path, change, message):

@@ -11,16 +11,16 @@ import pytest
 
 from flairsuite.bert.settings import BertSettings, settings_from
 from flairsuite.charlm.recipes import recipe
-from flairsuite.charlm.trainer import Hyper
+from flairsuite.charlm.settings import Hyper
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.files.summary_file import read_summary_file, write_summary
 from flairsuite.files.yaml_file import parse_yaml
-from flairsuite.lexicon.discover import SETTINGS, DiscoverySettings
+from flairsuite.lexicon.settings import SETTINGS, DiscoverySettings
 from flairsuite.models.settings import TrainSettings
-from flairsuite.rawtext.prepare import PrepareConfig
+from flairsuite.rawtext.settings import PrepareConfig
 from flairsuite.results.metrics_file import SCHEMA_VERSION, read_run, write_metrics
 from flairsuite.settings_schema import RULE, CheckedSettings
-from flairsuite.wordvectors.gensim_training import FastTextConfig
+from flairsuite.wordvectors.settings import FastTextConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,7 +46,7 @@ def test_every_settings_object_refuses_fractions_and_bools_for_integers(settings
             with pytest.raises(FlairsuiteError) as info:
                 replace(settings, **{name: bad})  # type: ignore[type-var]
             message = str(info.value)
-            assert "\n" not in message and type(settings).wording.name(name) in message  # named as the user writes it
+            assert "\n" not in message and type(settings).wording.name(type(settings).shown_name(name)) in message  # named as the user writes it
             assert "integer" in message or "at least" in message
 
 
@@ -163,7 +163,7 @@ def test_metrics_files_carry_a_schema_version_and_old_ones_still_read(tmp_path: 
     assert next(iter(written)) == "schema_version" and written["schema_version"] == SCHEMA_VERSION
     assert read_run(target).metrics == {"schema_version": SCHEMA_VERSION, **old}
     target.write_text(json.dumps({**old, "schema_version": SCHEMA_VERSION + 1}), encoding="utf-8")
-    with pytest.raises(InputError, match=rf"key 'schema_version' must be an integer from 1 to {SCHEMA_VERSION}"):
+    with pytest.raises(InputError, match=rf"schema_version must be an integer from 1 to {SCHEMA_VERSION}"):
         read_run(target)
 
 

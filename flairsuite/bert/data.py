@@ -26,7 +26,8 @@ import numpy as np
 from tokenizers import Tokenizer
 from tqdm import tqdm
 
-from flairsuite.bert.vocabulary import SEP, VOCABULARY_SIZE, continuation_ids, train_wordpiece
+from flairsuite.bert.settings import VOCABULARY_SIZE
+from flairsuite.bert.vocabulary import SEP, continuation_ids, train_wordpiece
 from flairsuite.files.atomic import atomic_file
 from flairsuite.files.locks import folder_built_once
 from flairsuite.rawtext.prepare import PREPARED_SPLITS, PreparedCorpus

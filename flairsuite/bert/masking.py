@@ -17,9 +17,9 @@ import numpy as np
 import torch
 
 from flairsuite.bert.data import PackedSamples
-from flairsuite.bert.vocabulary import CLS, MASK, PAD, SEP, SPECIAL_TOKENS
+from flairsuite.bert.settings import SPECIAL_TOKENS
+from flairsuite.bert.vocabulary import CLS, MASK, PAD, SEP
 
-OBJECTIVES = ("mlm", "mlm+nsp", "mlm+sop")
 IGNORE = -100
 
 

@@ -1,12 +1,14 @@
-"""The settings of one small-BERT pre-training run: a preset of `presets.yaml` with command-line overrides, checked once."""
+"""The settings of one small-BERT pre-training run, declared once: a preset of `presets.yaml` gives their values,
+`train-bert` options generated from these fields (flairsuite/cli/settings_options.py) override them; checked once.
+
+Free of torch and transformers (the objectives and the vocabulary's reserved tokens are declared here, `masking` and
+`vocabulary` take them from here), so that `flairsuite train-bert --help` reads the declarations at once."""
 
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from flairsuite.bert.masking import OBJECTIVES
-from flairsuite.bert.vocabulary import VOCABULARY_SIZE
 from flairsuite.errors import FlairsuiteError, unknown_name_error
 from flairsuite.files.yaml_file import parse_yaml
 from flairsuite.settings_schema import (
@@ -17,43 +19,48 @@ from flairsuite.settings_schema import (
     POSITIVE_INTEGER,
     POSITIVE_NUMBER,
     CheckedSettings,
-    Wording,
+    Rule,
     at_least,
     interval,
     one_of,
     setting,
 )
+from flairsuite.values import is_int
 
-OPTION_NAMES = {"seq_len": "--sequence-length"}  # settings whose option is spelt as train-charlm spells the same option
-BERT_OPTIONS = Wording(lambda name: OPTION_NAMES.get(name, OPTIONS.name(name)), OPTIONS.found)  # `--layers must be a positive integer (found 2.5)`
+OBJECTIVES = ("mlm", "mlm+nsp", "mlm+sop")
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # the vocabulary's first ids (flairsuite/bert/vocabulary.py)
+VOCABULARY_SIZE = Rule(f"an integer from {len(SPECIAL_TOKENS) + 1} to 65536",  # the special tokens and a word; ids are stored as uint16
+                       lambda v: is_int(v) and len(SPECIAL_TOKENS) < v <= 2**16)
 
 
 @dataclass(frozen=True)
 class BertSettings(CheckedSettings):
     """Model, objective and optimisation of a `train-bert` run (see presets.yaml for the meaning of each), checked when made."""
 
-    wording = BERT_OPTIONS
+    wording = OPTIONS
 
-    objective: str = setting(one_of(OBJECTIVES, lead="one of"))
-    wwm: bool = setting(FLAG)
-    positions: str = setting(one_of(("absolute", "relative"), lead="one of"))
-    attention: str = setting(one_of(("full", "wwa"), lead="one of"))
-    layers: int = setting(POSITIVE_INTEGER)
-    hidden_size: int = setting(POSITIVE_INTEGER)
-    heads: int = setting(POSITIVE_INTEGER)
-    seq_len: int = setting(at_least(8))
-    vocab_size: int = setting(VOCABULARY_SIZE)
-    batch_size: int = setting(POSITIVE_INTEGER)
-    learning_rate: float = setting(POSITIVE_NUMBER)
+    objective: str = setting(one_of(OBJECTIVES, lead="one of"), help="Pre-training objective.")
+    wwm: bool = setting(FLAG, help="Whole-word masking.")
+    positions: str = setting(one_of(("absolute", "relative"), lead="one of"),
+                             help="absolute or relative (Shaw-style key and value distances, clipped).")
+    attention: str = setting(one_of(("full", "wwa"), lead="one of"),
+                             help="full, or wwa (Whole-Word Attention; needs relative positions).")
+    layers: int = setting(POSITIVE_INTEGER, help="Transformer layers.")
+    hidden_size: int = setting(POSITIVE_INTEGER, help="Hidden size.")
+    heads: int = setting(POSITIVE_INTEGER, help="Attention heads.")
+    seq_len: int = setting(at_least(8), help="Tokens per training sequence (the saved tokenizer's model_max_length).", option="sequence-length")
+    vocab_size: int = setting(VOCABULARY_SIZE, help="WordPiece vocabulary size.")
+    batch_size: int = setting(POSITIVE_INTEGER, help="Sequences per batch.")
+    learning_rate: float = setting(POSITIVE_NUMBER, help="Peak AdamW learning rate.")
     warmup_tokens: int = setting(NON_NEGATIVE_INTEGER)
     decay_tokens: int = setting(POSITIVE_INTEGER)
     weight_decay: float = setting(NON_NEGATIVE_NUMBER)
     clip: float = setting(POSITIVE_NUMBER)
-    dropout: float = setting(interval(0, 1, low_open=False, high_open=True))
+    dropout: float = setting(interval(0, 1, low_open=False, high_open=True), help="Dropout of hidden states and attention.")
     relative_clip: int = setting(POSITIVE_INTEGER)
     window: int = setting(POSITIVE_INTEGER)
-    validate_tokens: int = setting(POSITIVE_INTEGER)
-    checkpoint_minutes: float = setting(NON_NEGATIVE_NUMBER)
+    validate_tokens: int = setting(POSITIVE_INTEGER, help="Training tokens between validation points.")
+    checkpoint_minutes: float = setting(NON_NEGATIVE_NUMBER, help="Minutes between checkpoints.")
     valid_samples: int = setting(POSITIVE_INTEGER)
 
     @property
@@ -70,8 +77,12 @@ class BertSettings(CheckedSettings):
 
 @lru_cache(maxsize=None)
 def presets() -> dict[str, dict[str, Any]]:
+    """The presets of presets.yaml, each checked as whole settings (every key known, none missing, values valid)."""
     path = resources.files("flairsuite.bert").joinpath("presets.yaml")
-    return parse_yaml(path.read_text(encoding="utf-8"), str(path))
+    found = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+    for name, values in found.items():
+        BertSettings.from_values(values, where=f"{path}: {name}")
+    return found
 
 
 def settings_from(preset: str, overrides: dict[str, Any]) -> BertSettings:

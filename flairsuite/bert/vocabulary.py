@@ -12,12 +12,8 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import BertTokenizerFast
 
-from flairsuite.settings_schema import Rule
-from flairsuite.values import is_int
+from flairsuite.bert.settings import SPECIAL_TOKENS
 
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-VOCABULARY_SIZE = Rule(f"an integer from {len(SPECIAL_TOKENS) + 1} to 65536",  # the special tokens and a word; ids are stored as uint16
-                       lambda v: is_int(v) and len(SPECIAL_TOKENS) < v <= 2**16)
 PAD, UNK, CLS, SEP, MASK = range(len(SPECIAL_TOKENS))
 CONTINUATION = "##"
 

@@ -5,10 +5,13 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from flairsuite.charlm.settings import Hyper
 from flairsuite.errors import FlairsuiteError, unknown_name_error
 from flairsuite.files.yaml_file import parse_yaml
+from flairsuite.settings_schema import checked_keys
 
 PRESETS_FOLDER = "presets"  # beside this module: default.yaml and one file per language
+BUDGET_KEYS = ("max_chars", "max_cpu_hours")  # a preset's training budget per direction, beside its hyper-parameters
 
 
 @lru_cache(maxsize=None)
@@ -31,4 +34,10 @@ def recipe(language: str, preset: str = "cpu") -> dict[str, Any]:
     if preset not in presets:
         raise FlairsuiteError(f"unknown preset '{preset}' (presets: {', '.join(presets)})")
     own = _load(language)
-    return {**presets[preset], **(own.get("presets") or {}).get(preset, {})}
+    values = {**presets[preset], **(own.get("presets") or {}).get(preset, {})}
+    return checked_keys(values, (*Hyper.keys(), *BUDGET_KEYS), where=f"charlm preset {preset} of {language}", kind="setting")
+
+
+def default_presets() -> dict[str, dict[str, Any]]:
+    """The presets of default.yaml (what `train-charlm --help` shows; a language file may change some values)."""
+    return dict(_load("default")["presets"])

@@ -15,7 +15,8 @@ import torch
 from flair.models import LanguageModel
 
 from flairsuite.charlm.initial import InitialModel
-from flairsuite.charlm.trainer import CharLMTrainer, Hyper, evaluate, evaluation_batches
+from flairsuite.charlm.settings import Hyper
+from flairsuite.charlm.trainer import CharLMTrainer, evaluate, evaluation_batches
 from flairsuite.files.locks import held
 from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file, write_summary
 from flairsuite.pretraining import Panel, RunFolder, plot_curve, start_or_resume

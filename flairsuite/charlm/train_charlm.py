@@ -10,9 +10,9 @@ import flair
 import torch
 
 from flairsuite.charlm.initial import ARCHITECTURE, InitialModel, initial_models
-from flairsuite.charlm.recipes import recipe
+from flairsuite.charlm.recipes import BUDGET_KEYS, recipe
 from flairsuite.charlm.run import train_direction
-from flairsuite.charlm.trainer import Hyper
+from flairsuite.charlm.settings import Hyper
 from flairsuite.corpora.language_splits import labeled_tokens
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files.paths import charlm_dir, corpora_dir
@@ -27,7 +27,6 @@ from flairsuite.training import Budget
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
 
 
-BUDGET_KEYS = ("max_chars", "max_cpu_hours")  # a preset's training budget per direction, beside its hyper-parameters
 ADAPT_PASSES = 5  # --init without a budget: this many passes over the new text's training split
 VALIDATIONS_A_PASS = 2  # --init without --validate-chars: validation points per pass over the new text (at most the initial LM's interval)
 

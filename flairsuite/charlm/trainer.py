@@ -34,6 +34,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from flairsuite.charlm.batches import StreamBatches
 from flairsuite.charlm.initial import InitialModel, extended_state
+from flairsuite.charlm.settings import Hyper
 from flairsuite.charlm.storage import check_storage, load_language_model, store_weights_as
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files.atomic import atomic_file
@@ -41,43 +42,9 @@ from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file, write
 from flairsuite.rawtext.prepare import PreparedCorpus, char_dictionary
 from flairsuite.runtime.distributed import Ranks
 from flairsuite.runtime.precision import autocast, require_precision
-from flairsuite.settings_schema import (
-    NON_NEGATIVE_INTEGER,
-    NON_NEGATIVE_NUMBER,
-    OPTIONS,
-    POSITIVE_INTEGER,
-    POSITIVE_NUMBER,
-    CheckedSettings,
-    interval,
-    setting,
-)
 from flairsuite.training import StreamProgress, StreamTraining, renamed_setting
 
 log = logging.getLogger("flairsuite")
-
-
-@dataclass(frozen=True)
-class Hyper(CheckedSettings):
-    """Hyper-parameters of one character LM (a recipe preset, with CLI overrides); a value the LM cannot train with
-    (NaN and infinities included) is a one-line error naming its option."""
-
-    wording = OPTIONS
-
-    hidden_size: int = setting(POSITIVE_INTEGER)
-    nlayers: int = setting(POSITIVE_INTEGER)
-    embedding_size: int = setting(POSITIVE_INTEGER)
-    sequence_length: int = setting(POSITIVE_INTEGER)
-    sequence_length_start: int = setting(POSITIVE_INTEGER)
-    ramp_chars: int = setting(NON_NEGATIVE_INTEGER)
-    batch_size: int = setting(POSITIVE_INTEGER)
-    learning_rate: float = setting(POSITIVE_NUMBER)
-    clip: float = setting(POSITIVE_NUMBER)
-    dropout: float = setting(interval(0, 1, low_open=False, high_open=True))
-    anneal_factor: float = setting(interval(0, 1, low_open=True, high_open=False).noted(" (1: no annealing)"))
-    patience: int = setting(NON_NEGATIVE_INTEGER)
-    validate_chars: int = setting(POSITIVE_INTEGER)
-    checkpoint_minutes: float = setting(NON_NEGATIVE_NUMBER.noted(" (0: a checkpoint at every step)"))
-    valid_chars: int = setting(POSITIVE_INTEGER)
 
 
 @dataclass

@@ -4,13 +4,13 @@ from typing import Any, Optional
 
 import click
 
+from flairsuite.bert.settings import BertSettings, presets
+from flairsuite.charlm.recipes import default_presets
+from flairsuite.charlm.settings import Hyper
 from flairsuite.cli.group import cli, corpora_dir_option, force_option, threads_option_for
-
-exclude_option = click.option(
-    "--exclude", multiple=True, metavar="CORPUS_OR_PATH",
-    help="A labeled dataset or own corpus folder whose dev and test sentences are cut out of the text too (repeatable); "
-    "a corpus in another format than column as its experiment entry: '{path: data/letters/, format: webanno}'.",
-)
+from flairsuite.cli.settings_options import options_from
+from flairsuite.rawtext.settings import PrepareConfig
+from flairsuite.wordvectors.settings import FastTextConfig
 
 
 @cli.command("train-charlm")
@@ -23,35 +23,14 @@ exclude_option = click.option(
     help="Continue a trained pair on the --corpus text (e.g. de or charlm/de: charlm/de-forward, charlm/de-backward): its dictionary, "
     "hyper-parameters and weights; the learning rate restarts at its last one (docs/language-models.md). Needs --name.",
 )
-@click.option(
-    "--new-chars", type=click.Choice(["unk", "extend"]), default="unk", show_default=True,
-    help="With --init: a character of the new text the model lacks is read as <unk>, or extends the dictionary with fresh rows.",
-)
-@exclude_option
+@options_from(PrepareConfig, "new_chars", "exclude")
 @click.option("--direction", type=click.Choice(["forward", "backward", "both"]), default="both", show_default=True)
-@click.option(
-    "--corpus", multiple=True, type=click.Path(),
-    help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set.",
-)
+@options_from(PrepareConfig, "corpus")
 @click.option(
     "--preset", type=click.Choice(["cpu", "paper"]), default="cpu", show_default=True,
     help="Recipe preset: cpu (2 cores; de: 82 M characters, ~1.5 h a direction; en, da, zh: one CPU-hour a direction) or paper (Akbik et al. 2018).",
 )
-@click.option("--hidden-size", type=int, help="LSTM hidden size.")
-@click.option("--layers", "nlayers", type=click.IntRange(min=1), help="LSTM layers.")
-@click.option("--embedding-size", type=int, help="Character embedding size.")
-@click.option("--sequence-length", type=int, help="Truncated-BPTT window (characters).")
-@click.option("--sequence-length-start", type=int, help="Window at the start of the ramp to --sequence-length.")
-@click.option("--ramp-chars", type=int, help="Characters over which the window grows (0: no ramp).")
-@click.option("--batch-size", type=int, help="Parallel character streams per batch.")
-@click.option("--learning-rate", type=float, help="SGD learning rate.")
-@click.option("--clip", type=float, help="Gradient norm clipping.")
-@click.option("--dropout", type=float, help="Dropout.")
-@click.option("--anneal-factor", type=float, help="Learning rate factor after a validation plateau.")
-@click.option("--patience", type=int, help="Validations without improvement before annealing.")
-@click.option("--validate-chars", type=int, help="Training characters between validation points (annealing, best model).")
-@click.option("--checkpoint-minutes", type=float, help="Minutes between checkpoints.")
-@click.option("--valid-chars", type=int, help="Characters of valid (and test) used for perplexity.")
+@options_from(Hyper, *Hyper.keys(), presets=default_presets)
 @click.option(
     "--max-hours", type=float, default=None,
     help="Training time per direction [default: the preset's budget: cpu de 82 M characters, en/da/zh one CPU-hour; paper 1 h].",
@@ -61,8 +40,7 @@ exclude_option = click.option(
     "--max-cpu-hours", type=float, default=None,
     help="CPU time per direction: the process's, all its threads (a total, as --max-chars); whatever comes first of the limits given.",
 )
-@click.option("--heldout-fraction", type=float, default=0.01, show_default=True, help="Share of documents for valid and for test.")
-@click.option("--unk-fraction", type=float, default=1e-6, show_default=True, help="The rarest characters, up to this share of all, become <unk>.")
+@options_from(PrepareConfig, "heldout_fraction", "unk_fraction")
 @click.option("--name", default=None, help="Model folder prefix [default: LANG]: models go to charlm/NAME-forward, charlm/NAME-backward.")
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False), default=None,
@@ -73,7 +51,7 @@ exclude_option = click.option(
     help="Continue the run whose checkpoint is in the model folder (without one: continue its best-lm.pt and summary.json, e.g. the released pair).",
 )
 @force_option("Discard an earlier run's checkpoint and start over.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@options_from(PrepareConfig, "seed")
 @threads_option_for("all cores", "CPU threads")
 @click.option(
     "--precision", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True,
@@ -114,28 +92,9 @@ def train_charlm(**options: Any) -> None:
     help="Continue trained vectors on the --corpus text (e.g. de: wordvectors/de-fasttext, or a vectors folder): gensim's "
     "vocabulary update of their full model (model/), which keeps its dim, buckets and window (docs/word-vectors.md). Needs --name.",
 )
-@exclude_option
-@click.option(
-    "--corpus", multiple=True, type=click.Path(),
-    help="Text files or folders (.txt, .txt.gz), one document per line; default: the recipe's raw-text set (as train-charlm).",
-)
-@click.option(
-    "--dim", type=click.IntRange(min=1), default=None,
-    help="Vector size [default: 300, fastText's published size; it beat 100 on Sturm dev by 1.9 F1, results/README.md]. With --init: the model's.",
-)
-@click.option("--epochs", type=click.IntRange(min=1), default=None, help="Passes over the training text (with --init: the new text) [default: 5].")
-@click.option(
-    "--min-count", type=click.IntRange(min=1), default=None,
-    help="Words rarer than this get no vector of their own [default: 5; with --init: the model's, applied to the new text's words].",
-)
-@click.option(
-    "--buckets", type=click.IntRange(min=1), default=None,
-    help="Hash buckets for character n-grams (memory: buckets x dim floats) [default: 2000000; with --init: the model's].",
-)
-@click.option(
-    "--heldout-fraction", type=float, default=0.01, show_default=True,
-    help="Share of documents held out (as train-charlm; the prepared corpus is shared).",
-)
+@options_from(PrepareConfig, "exclude", "corpus")
+@options_from(FastTextConfig, "dim", "epochs", "min_count", "buckets", unset=True)
+@options_from(PrepareConfig, "heldout_fraction")
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False), default=None,
     help="Folder for the vectors folder LANG-fasttext [default: wordvectors/ under $FLAIRSUITE_HOME].",
@@ -147,7 +106,7 @@ def train_charlm(**options: Any) -> None:
     "dim 300 and 2 M buckets, mostly buckets x dim x 4 bytes); --init needs it to continue the vectors on new text.",
 )
 @force_option("Replace existing vectors.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Random seed (with --init: the held-out split's; the model keeps its own).")
+@options_from(PrepareConfig, "seed")
 @threads_option_for("all cores", "Worker threads")
 @corpora_dir_option
 def train_fasttext(**options: Any) -> None:
@@ -204,35 +163,19 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
 
 @cli.command("train-bert")
 @click.option("--lang", required=True, help="Language: its raw-text set (as train-charlm), and the NER sets whose dev/test sentences are kept out.")
-@click.option(
-    "--corpus", multiple=True, type=click.Path(),
-    help="Text files or folders (.txt, .txt.gz), one document per line; default: the language's raw-text set (shared with train-charlm).",
-)
+@options_from(PrepareConfig, "corpus")
 @click.option("--name", default=None, help="Model folder [default: LANG-PRESET]: the model goes to bert/NAME (spec bert:NAME).")
 @click.option("--preset", type=click.Choice(["cpu", "paper"]), default="cpu", show_default=True,
               help="cpu (4 x 256, about an hour on 2 cores) or paper (6 x 512, 8 heads, sequences of 320).")
-@click.option("--objective", type=click.Choice(["mlm", "mlm+nsp", "mlm+sop"]), default=None, help="Pre-training objective [preset: mlm].")
-@click.option("--wwm/--no-wwm", default=None, help="Whole-word masking [preset: on].")
-@click.option("--positions", type=click.Choice(["absolute", "relative"]), default=None,
-              help="absolute or relative (Shaw-style key and value distances, clipped) [preset: relative].")
-@click.option("--attention", type=click.Choice(["full", "wwa"]), default=None,
-              help="full, or wwa (Whole-Word Attention; needs relative positions) [preset: full].")
-@click.option("--layers", type=click.IntRange(min=1), default=None, help="Transformer layers.")
-@click.option("--hidden-size", type=int, default=None, help="Hidden size.")
-@click.option("--heads", type=int, default=None, help="Attention heads.")
-@click.option("--sequence-length", "seq_len", type=int, default=None, help="Tokens per training sequence (the saved tokenizer's model_max_length).")
-@click.option("--vocab-size", type=int, default=None, help="WordPiece vocabulary size.")
-@click.option("--batch-size", type=int, default=None, help="Sequences per batch.")
-@click.option("--learning-rate", type=float, default=None, help="Peak AdamW learning rate.")
-@click.option("--dropout", type=float, default=None, help="Dropout of hidden states and attention [preset: 0.1].")
+@options_from(BertSettings, "objective", "wwm", "positions", "attention", "layers", "hidden_size", "heads", "seq_len", "vocab_size",
+              "batch_size", "learning_rate", "dropout", presets=presets)
 @click.option(
     "--lexicon", default=None, metavar="NAME",
     help="Char-Entity attention (Jia et al. 2020, §3.2) over the entries of lexicons/NAME.tsv (discover-words); needs relative positions and full attention.",
 )
 @click.option("--max-hours", type=float, default=None, help="Training time [default: 1 unless --max-tokens].")
 @click.option("--max-tokens", type=int, default=None, help="Tokens to train on (also the end of the learning-rate decay).")
-@click.option("--validate-tokens", type=int, default=None, help="Training tokens between validation points [preset: cpu 250,000, paper 20,000,000].")
-@click.option("--checkpoint-minutes", type=float, default=None, help="Minutes between checkpoints [preset: cpu 5, paper 4].")
+@options_from(BertSettings, "validate_tokens", "checkpoint_minutes", presets=presets)
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False), default=None,
     help="Folder for the model folder [default: bert/ under $FLAIRSUITE_HOME].",
@@ -247,7 +190,7 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
     "it natively, else float32. Not part of a checkpoint's settings: a run may change it on --resume (then not bit-exact; "
     "summary.json says mixed).",
 )
-@click.option("--seed", type=int, default=1, show_default=True)
+@options_from(PrepareConfig, "seed")
 @corpora_dir_option
 def train_bert(**options: Any) -> None:
     """Pre-train a small BERT from scratch (masked LM, whole-word masking, relative positions, Whole-Word Attention).

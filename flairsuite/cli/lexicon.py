@@ -4,30 +4,21 @@ from typing import Any, Optional
 
 import click
 
-from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option, force_option
+from flairsuite.cli.group import cli, corpora_dir_option, force_option
+from flairsuite.cli.settings_options import options_from
+from flairsuite.lexicon.settings import DiscoverySettings, unit_defaults
+from flairsuite.rawtext.settings import PrepareConfig
 
 
 @cli.command("discover-words", short_help="New-word discovery in raw text (MI and left/right entropy), written as a lexicon TSV.")
 @click.option("--lang", required=True, help="Language (de, en, da, zh): its raw-text set; Chinese units are characters, others word tokens.")
-@click.option("--corpus", multiple=True, type=click.Path(), help="Text files or folders instead of the language's raw-text set (as train-charlm).")
+@options_from(PrepareConfig, "corpus")
 @click.option(
     "--add-dataset", multiple=True,
     help="Also the text of this labeled dataset's train split, labels ignored (repeatable), e.g. sturm; not one the raw text already holds (raw-zh: cluener).",
 )
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Lexicon file [default: lexicons/LANG.tsv under $FLAIRSUITE_HOME].")
-@click.option("--shortest", type=click.IntRange(min=1), default=None, help="Units per entry at least [default: 2 characters, 1 word].")
-@click.option("--longest", type=click.IntRange(min=1), default=None, help="Units per entry at most [default: 6 characters, 3 words].")
-@click.option("--min-count", type=click.IntRange(min=1), default=None, help="Occurrences at least [default: 5].")
-@click.option(
-    "--common-share", type=FiniteFloatRange(min=0, max=1, min_open=True), default=None,
-    help="An n-gram in more documents than this share is a common word, removed [default: 0.01].",
-)
-@click.option("--keep", type=FiniteFloatRange(min=0, max=1, min_open=True), default=None, help="Share kept, best score first [default: 0.5, the paper's].")
-@click.option(
-    "--keep-by", type=click.Choice(["all", "length"]), default=None,
-    help="Keep the top share of all candidates (the paper's) or of each length [default: all for characters, length for words: "
-    "a single word has no MI term, so one ranking keeps few].",
-)
+@options_from(DiscoverySettings, *DiscoverySettings.keys(), unset=True, presets=unit_defaults)
 @force_option("Replace an existing lexicon file.")
 @corpora_dir_option
 def discover_words(**options: Any) -> None:

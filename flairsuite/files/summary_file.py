@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
 
-from flairsuite.errors import InputError, read_utf8
+from flairsuite.errors import FlairsuiteError, InputError, read_utf8
 from flairsuite.files.atomic import write_json
-from flairsuite.settings_schema import Rule, refusal
+from flairsuite.settings_schema import MaybeKey, Rule, check_record, nested
 from flairsuite.values import json_problem
 
 SUMMARY_FILE = "summary.json"
@@ -57,14 +57,12 @@ def read_record(
         raise InputError(path, None, f"not valid JSON: {json_problem(err)}{tail}") from None
     if not isinstance(record, dict):
         raise InputError(path, None, f"not a JSON object{f' ({kind})' if kind else ''}{tail}")
-    for key, rule in {**required, **optional}.items():
-        value = value_at(record, key)
-        if key in optional and (value is MISSING or value is None):
-            continue
-        if value is MISSING:
-            raise InputError(path, None, f"missing key '{key}'{tail}")
-        if not rule(value):
-            raise InputError(path, None, f"{refusal(key, rule, value)}{tail}")
+    null_or = {key: MaybeKey(Rule(rule.description, lambda v, rule=rule: v is None or rule(v))) for key, rule in optional.items()}
+    schema = {**required, **null_or}
+    try:
+        check_record(record, nested(schema))
+    except FlairsuiteError as err:
+        raise InputError(path, None, f"{err}{tail}") from None
     return record
 
 

@@ -25,42 +25,15 @@ Candidates occur at least `min_count` times (the paper gives no floor; below 5 c
 entropies are noise).
 """
 
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from flairsuite.errors import FlairsuiteError
 from flairsuite.lexicon.ngrams import NgramLevel, UnitText, document_frequency, levels, neighbour_entropy, ngram_units
-from flairsuite.settings_schema import OPTIONS, POSITIVE_INTEGER, CheckedSettings, interval, one_of, setting
+from flairsuite.lexicon.settings import DiscoverySettings
 
-SHARE = interval(0, 1, low_open=True, high_open=False, noun="a share")
 COLUMNS = ("entry", "frequency", "documents", "mi", "left_entropy", "right_entropy", "score")
-
-
-KEEP_BY = ("all", "length")
-
-
-@dataclass(frozen=True)
-class DiscoverySettings(CheckedSettings):
-    """What a candidate is and which are kept (module docstring); a bad value is a one-line error naming its option."""
-
-    wording = OPTIONS
-
-    shortest: int = setting(POSITIVE_INTEGER)  # units per entry at least: 2 characters (Chinese), 1 token
-    longest: int = setting(POSITIVE_INTEGER)  # units per entry at most
-    min_count: int = setting(POSITIVE_INTEGER, 5)
-    common_share: float = setting(SHARE, 0.01)  # an n-gram in more documents than this share is a common word
-    keep: float = setting(SHARE, 0.5)  # the top share by score that is kept (the paper: 50 %)
-    keep_by: str = setting(one_of(KEEP_BY), "all")  # "all": one ranking of every candidate; "length": the top share of each length
-
-    def check_together(self) -> None:
-        if self.shortest > self.longest:
-            raise FlairsuiteError(f"--shortest {self.shortest} is above --longest {self.longest}")
-
-
-SETTINGS = {"characters": DiscoverySettings(shortest=2, longest=6), "words": DiscoverySettings(shortest=1, longest=3, keep_by="length")}
 
 
 def mutual_information(text: UnitText, found: list[NgramLevel], n: int, ids: np.ndarray) -> np.ndarray:

@@ -12,9 +12,10 @@ from flairsuite.corpora.labeled import read_split
 from flairsuite.corpora.registry import dataset, language_segmentation
 from flairsuite.errors import FlairsuiteError, read_utf8
 from flairsuite.lexicon.coverage import Coverage, language_coverage
-from flairsuite.lexicon.discover import SETTINGS, DiscoverySettings, discover
+from flairsuite.lexicon.discover import discover
 from flairsuite.lexicon.match import LexiconMatcher
 from flairsuite.lexicon.ngrams import unit_text
+from flairsuite.lexicon.settings import SETTINGS, DiscoverySettings
 from flairsuite.lexicon.store import Lexicon, read_lexicon, write_lexicon
 from flairsuite.rawtext.language import prepare_language, raw_set
 from flairsuite.rawtext.tokens import tokenize

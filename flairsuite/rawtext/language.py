@@ -7,7 +7,8 @@ from typing import Optional
 from flairsuite.corpora.registry import dataset, names
 from flairsuite.errors import unknown_name_error
 from flairsuite.files.paths import corpora_dir, prepared_dir
-from flairsuite.rawtext.prepare import PrepareConfig, PreparedCorpus, prepare
+from flairsuite.rawtext.prepare import PreparedCorpus, prepare
+from flairsuite.rawtext.settings import PrepareConfig
 
 
 def raw_languages() -> list[str]:

@@ -31,7 +31,7 @@ from flairsuite.errors import FlairsuiteError
 from flairsuite.files.atomic import write_json
 from flairsuite.files.locks import folder_built_once
 from flairsuite.rawtext.exclusion import SentenceIndex, excluded_sentences, heldout_sentences
-from flairsuite.settings_schema import INTEGER, OPTIONS, POSITIVE_INTEGER, TEXT, CheckedSettings, Rule, interval, one_of, setting
+from flairsuite.rawtext.settings import CONTINUATION_KEYS, PrepareConfig
 
 PREPARE_VERSION = 2  # the prepared files' format and the leave-out's matching (the cache key holds it; 2: surface-text units)
 PREPARED_SPLITS = ("train", "valid", "test")
@@ -47,39 +47,6 @@ def char_dictionary(chars: Iterable[str]) -> Dictionary:
     for char in chars:
         dictionary.add_item(char)
     return dictionary
-
-
-MAX_UNK_FRACTION = 0.01  # --unk-fraction at most: 10,000x the paper's 1e-06; beyond it common characters would become <unk>
-FILE_LIST = Rule("a list of file paths", lambda v: isinstance(v, tuple) and all(isinstance(path, str) for path in v))
-CHARACTERS = Rule("a list of distinct single characters", lambda v: isinstance(v, tuple) and all(isinstance(c, str) and len(c) == 1 for c in v)
-                  and len(set(v)) == len(v))
-NAMES = Rule("a list of corpus names or folders", lambda v: isinstance(v, tuple) and all(isinstance(name, str) and name for name in v))
-NEW_CHARS = ("unk", "extend")  # what a character outside `base_chars` becomes
-CONTINUATION_KEYS = ("base_chars", "new_chars", "exclude")  # in a cache key only where set: earlier keys stay as they were
-
-
-@dataclass(frozen=True)
-class PrepareConfig(CheckedSettings):
-    """What determines a prepared corpus (and so its cache key). Shares that would leave no training text, or map common
-    characters to <unk>, are one-line errors (NaN included)."""
-
-    wording = OPTIONS
-
-    language: str = setting(TEXT)
-    raw_set: str = setting(TEXT, "")
-    corpus: tuple[str, ...] = setting(FILE_LIST, ())
-    heldout_fraction: float = setting(interval(0, 0.5, low_open=True, high_open=True, noun="a share").noted(": valid and test take it each"), 0.01)
-    max_heldout_chars: int = setting(POSITIVE_INTEGER, 2_000_000)
-    unk_fraction: float = setting(
-        interval(0, MAX_UNK_FRACTION, low_open=False, high_open=False, noun="a share").noted(
-            ": the paper's is 1e-06, more maps common characters to <unk>"
-        ),
-        1e-6,
-    )
-    seed: int = setting(INTEGER, 1)
-    base_chars: tuple[str, ...] = setting(CHARACTERS, ())  # the dictionary of an LM being continued (ids 1, 2, ...); empty: from the text
-    new_chars: str = setting(one_of(NEW_CHARS), "unk")  # with base_chars: a character it lacks becomes <unk>, or extends it
-    exclude: tuple[str, ...] = setting(NAMES, ())  # labeled corpora whose dev and test sentences are cut out besides the language's
 
 
 @dataclass

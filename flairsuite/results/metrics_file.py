@@ -48,11 +48,11 @@ not JSON or breaks the schema (`read_run`). `read_metrics_json` parses without t
 
 import json
 from pathlib import Path
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple
 
-from flairsuite.errors import InputError, read_utf8
+from flairsuite.errors import FlairsuiteError, InputError, read_utf8
 from flairsuite.files.atomic import write_json
-from flairsuite.settings_schema import FLAG, FRACTION, INTEGER, NUMBER, TEXT, Rule
+from flairsuite.settings_schema import FLAG, FRACTION, INTEGER, NUMBER, TEXT, EachValue, MaybeKey, Rule, Schema, check_record, one_of, refuse
 from flairsuite.values import is_int, json_problem
 
 METRICS_FILE = "metrics.json"
@@ -66,24 +66,10 @@ SCHEMA_VERSION = 1
 VERSION_KEY = "schema_version"
 
 
-class EachValue(NamedTuple):
-    """An object with any keys whose every value follows `schema` (e.g. per entity type)."""
-
-    schema: "Schema"
-
-
-class MaybeKey(NamedTuple):
-    """A key that may be missing (files written before it was recorded); where present its value follows `schema`."""
-
-    schema: "Schema"
-
-
-Schema = Union[Rule, EachValue, MaybeKey, dict[str, Any]]
-
-
 TEXT_OR_NULL = Rule("a string or null", lambda v: v is None or isinstance(v, str))
 TEXT_LIST = Rule("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
 OBJECT = Rule("an object", lambda v: isinstance(v, dict))
+VERSION = Rule(f"an integer from 1 to {SCHEMA_VERSION} (this flairsuite's)", lambda v: is_int(v) and 1 <= v <= SCHEMA_VERSION)
 
 TYPE_SCORES = {**{score: FRACTION for score in ENTITY_SCORES}, "support": INTEGER, "predicted": MaybeKey(INTEGER)}  # predicted: newer runs only
 SPLIT_SCORES = {**{score: FRACTION for score in ENTITY_SCORES}, "per_type": EachValue(TYPE_SCORES)}
@@ -121,29 +107,6 @@ class RunMetrics(NamedTuple):
     metrics: dict[str, Any]
 
 
-def check(value: Any, schema: Schema, key: str = "") -> None:
-    """Raise ValueError naming the dotted key (e.g. `test.per_type.pers.f1`) where `value` breaks `schema`."""
-    if isinstance(schema, Rule):
-        if not schema(value):
-            raise ValueError(f"key '{key}' must be {schema.description}, found {json.dumps(value)}")
-        return
-    if not isinstance(value, dict):
-        raise ValueError(f"key '{key}' must be an object, found {json.dumps(value)}" if key else "not a JSON object")
-    if isinstance(schema, EachValue):
-        for name, item in value.items():
-            check(item, schema.schema, f"{key}.{name}")
-        return
-    for name, sub in schema.items():
-        dotted = f"{key}.{name}" if key else name
-        if isinstance(sub, MaybeKey):
-            if name in value:
-                check(value[name], sub.schema, dotted)
-            continue
-        if name not in value:
-            raise ValueError(f"missing key '{dotted}'")
-        check(value[name], sub, dotted)
-
-
 def read_metrics_json(path: Path) -> Any:
     """The parsed JSON of a metrics file, unchecked (a reader of a few keys that skips what it cannot read); a file that
     is not JSON is a one-line error naming the file and line."""
@@ -160,16 +123,12 @@ def read_run(path: Path) -> RunMetrics:
     metrics = read_metrics_json(path)
     try:
         if not isinstance(metrics, dict):
-            raise ValueError("not a JSON object")
-        version = metrics.get(VERSION_KEY, 1)
-        if not is_int(version) or not 1 <= version <= SCHEMA_VERSION:
-            raise ValueError(f"key '{VERSION_KEY}' must be an integer from 1 to {SCHEMA_VERSION} (this flairsuite's), "
-                             f"found {json.dumps(version)}")
+            raise FlairsuiteError("not a JSON object")
+        refuse(VERSION_KEY, VERSION, metrics.get(VERSION_KEY, 1))
         kind = metrics.get("task", "ner")
-        if kind not in TASK_SCHEMAS:
-            raise ValueError(f"key 'task' must be one of {', '.join(TASK_SCHEMAS)}, found {json.dumps(kind)}")
-        check(metrics, TASK_SCHEMAS[kind])
-    except ValueError as err:
+        refuse("task", one_of(tuple(TASK_SCHEMAS)), kind)
+        check_record(metrics, TASK_SCHEMAS[kind])
+    except FlairsuiteError as err:
         raise InputError(path, None, str(err)) from None
     return RunMetrics(path, metrics)
 

@@ -1,29 +1,13 @@
 """Train gensim FastText on a token stream, with a progress bar per epoch."""
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from gensim.models import FastText
 from gensim.models.callbacks import CallbackAny2Vec
 from tqdm import tqdm
 
 from flairsuite.errors import FlairsuiteError
-from flairsuite.settings_schema import INTEGER, OPTIONS, POSITIVE_INTEGER, CheckedSettings, setting
-
-
-@dataclass(frozen=True)
-class FastTextConfig(CheckedSettings):
-    """Hyper-parameters (skip-gram, character n-grams of 3 to 6 characters as in fastText); a bad one is a one-line error."""
-
-    wording = OPTIONS
-
-    dim: int = setting(POSITIVE_INTEGER, 300)
-    epochs: int = setting(POSITIVE_INTEGER, 5)
-    min_count: int = setting(POSITIVE_INTEGER, 5)
-    threads: int = setting(POSITIVE_INTEGER, 1)
-    buckets: int = setting(POSITIVE_INTEGER, 2_000_000)
-    window: int = setting(POSITIVE_INTEGER, 5)
-    seed: int = setting(INTEGER, 1)
+from flairsuite.wordvectors.settings import FastTextConfig
 
 
 class EpochProgress(CallbackAny2Vec):

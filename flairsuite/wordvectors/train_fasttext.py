@@ -19,9 +19,10 @@ from flairsuite.files.summary_file import write_summary
 from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus, corpus_sources, file_digest
 from flairsuite.wordvectors.coverage import augmented, coverage_row
-from flairsuite.wordvectors.gensim_training import FastTextConfig, continue_fasttext, train_fasttext
+from flairsuite.wordvectors.gensim_training import continue_fasttext, train_fasttext
 from flairsuite.wordvectors.initial import FIXED, InitialVectors, initial_vectors
 from flairsuite.wordvectors.report import PROBES, neighbour_lines, neighbours, oov_table
+from flairsuite.wordvectors.settings import FastTextConfig
 from flairsuite.wordvectors.store import MODEL_FOLDER, VECTORS_FILE, folder_bytes, model_file, vectors_folder
 from flairsuite.wordvectors.tokens import TokenStream
 
