@@ -362,10 +362,11 @@ def test_tag_data_warns_of_types_train_lacks(tmp_path, caplog):
     assert caplog.records == []
 
 
-def test_a_file_where_a_corpus_folder_belongs_is_one_error_line(tmp_path, monkeypatch):
-    write_file(tmp_path / "letters.tsv", BIOES_TRAIN)
+def test_a_single_file_too_short_to_split_by_sentence_is_one_error_line(tmp_path, monkeypatch):
+    write_file(tmp_path / "letters.tsv", BIOES_TRAIN)  # 2 sentences: a single file is split by sentence, and needs 3
     monkeypatch.chdir(tmp_path)
-    message = f"Error: {tmp_path / 'letters.tsv'}: a file; a corpus is a folder holding its train, dev and test files"
+    message = (f"Error: {tmp_path / 'letters.tsv'}: 2 sentences: too few to split into train, dev and test (a corpus without "
+               "train/dev/test files is split by document, or by sentence)")
     assert one_error_line(run("corpora", "check", "letters.tsv")) == message
     assert one_error_line(run("corpora", "check", "./letters.tsv")) == message
 

@@ -41,7 +41,7 @@ def corpora_list(corpora_dir: Optional[str]) -> None:
     click.echo("\n".join(inventory_lines(results_dir(), sorted(set(table["lang"])), home() / "experiments")))
 
 
-OWN_KEYS = ("sep", "text", "label", "scheme", "dev_fraction")  # corpus-folder options, beside --input-format
+OWN_KEYS = ("sep", "text", "label", "scheme", "dev_fraction", "annotator")  # corpus-folder options, beside --input-format
 
 
 def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable[[Any], Any]:
@@ -60,7 +60,7 @@ def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable
             help=(
                 "Any other dataset option, or key of a corpus folder "
                 "(train=FILE, dev=FILE, test=FILE, dev_fraction, encoding, comment, docstart, name, task, header, sentence_end, "
-                "layer, feature, max_tokens; docs/own-data.md)."
+                "layer, feature, max_tokens, annotator; docs/own-data.md)."
             ),
         ),
         *([click.option("--split", "splits", default=None, metavar="SPLIT[,SPLIT...]",
@@ -72,6 +72,8 @@ def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable
         click.option("--label", default=None, help="Corpus folder: tag column (column format: default -1, the last); conllu: misc:KEY or a column."),
         click.option("--scheme", default=None, help="Corpus folder: auto (default), bio, iob1 or bioes; all are read as BIO."),
         click.option("--dev-fraction", default=None, help="Corpus folder without a dev file: dev is this share of train (fixed sample)."),
+        click.option("--annotator", default=None, metavar="NAME",
+                     help="INCEpTION project export (ZIP or folder): read this annotator's version of each document [default: the curated one]."),
         corpora_dir_option,
     ]
 
@@ -82,7 +84,7 @@ def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable
 
             own = {key: rest.pop(key) for key in OWN_KEYS}
             scored = rest.get("split")  # evaluate's
-            if file_as_split and Path(name).is_file():
+            if file_as_split and Path(name).is_file() and not is_archive(name):
                 scored = one_split_of_a_file(name, split_list(rest.get("splits")))
             # a folder must hold the scored split, and train too where evaluate's --by-seen compares with it
             needed = None if scored is None else [scored, *(["train"] if rest.get("by_seen") and scored != "train" else [])]
@@ -96,6 +98,11 @@ def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable
         return picked
 
     return decorate
+
+
+def is_archive(argument: str) -> bool:
+    """Whether NAME_OR_PATH is a ZIP file (an INCEpTION project export: a corpus, never one split)."""
+    return Path(argument).suffix.lower() == ".zip"
 
 
 def one_split_of_a_file(argument: str, splits: Optional[list[str]]) -> str:
@@ -124,13 +131,14 @@ def corpus_spec(argument: str, level: Optional[str], granularity: Optional[str],
             raise FlairsuiteError(f"{registry_given[0]} is an option of registered datasets; {argument} is a corpus folder")
         if needed is not None and not Path(argument).exists():
             raise FlairsuiteError(f"{argument}: no such file or folder")
-        if needed is not None and Path(argument).is_file():  # one annotated file: the split to score, nothing beside it read
+        if needed is not None and Path(argument).is_file() and not is_archive(argument):  # one annotated file: the split to score
             path = Path(argument)
             if any(split in pairs for split in ("train", "dev", "test")):
                 raise FlairsuiteError(f"{argument} is the {needed[0]} split itself: drop the --option naming split files")
             pairs = {"name": path.stem, **pairs, "path": str(path.parent), needed[0]: path.name}
             return own_corpus(entry_from_texts({**pairs, **own_given}), Path.cwd(), needed[:1])
-        return own_corpus(entry_from_texts({"path": argument, **pairs, **own_given}), Path.cwd(), needed)
+        # scoring a model (`needed`) on a folder reads its split files: a new batch is not split (an export is, as for training)
+        return own_corpus(entry_from_texts({"path": argument, **pairs, **own_given}), Path.cwd(), needed, split_unsplit=needed is None)
     if own_given:
         key = next(iter(own_given))
         flag = "--input-format" if key == "format" else "--" + key.replace("_", "-")
@@ -162,7 +170,9 @@ def corpora_stats(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
     """Sentences, tokens and entities per split and per type, after repair, with the repairs made.
 
     NAME_OR_PATH is a registered dataset, or a folder of your own (a path with '/', or a folder
-    that is no registered name) whose train/dev/test files are found by name.
+    that is no registered name) whose train/dev/test files are found by name. A folder without such
+    files, a single file, or an INCEpTION project export (its ZIP or folder) is split by document
+    with a fixed seed, and the split is printed.
 
     \b
     Examples:
@@ -170,12 +180,16 @@ def corpora_stats(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
       flairsuite corpora stats germeval14 --level inner
       flairsuite corpora stats danish-ner --option train_size=5k
       flairsuite corpora stats data/letters/ --scheme auto --dev-fraction 0.1
+      flairsuite corpora stats project-export.zip --annotator anna
     """
+    from flairsuite.corpora.document_splits import corpus_notes
     from flairsuite.corpora.stats import corpus_stats
 
     stats = corpus_stats(spec, root, splits)
     chosen = ", ".join(f"{k}={v}" for k, v in spec.options.items())
     click.echo(f"{spec.name}: {spec.title}" + (f" [{chosen}]" if chosen else ""))
+    for note in corpus_notes(spec):
+        click.echo(note)
     if scheme_line(spec):
         click.echo(scheme_line(spec))
     click.echo(stats.summary.to_string())
@@ -193,7 +207,8 @@ def corpora_stats(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
 def corpora_check(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
     """Read every split of a corpus as `flairsuite tag` would; the first bad line is one `file:line` error.
 
-    NAME_OR_PATH as for `corpora stats`. Prints one line per split and `ok` when all is well.
+    NAME_OR_PATH as for `corpora stats`. Prints one line per split and `ok` when all is well (first, for a
+    corpus the suite split, which version of each document was read and where each went).
 
     \b
     Examples:
@@ -201,9 +216,12 @@ def corpora_check(spec: Any, root: Any, splits: Optional[list[str]]) -> None:
       flairsuite corpora check data/letters/ --input-format conllu --label misc:NE
       flairsuite corpora check sturm
     """
+    from flairsuite.corpora.document_splits import corpus_notes
     from flairsuite.corpora.labeled import missing_type_warnings, read_splits
 
     data = read_splits(spec, root, splits)
+    for note in corpus_notes(spec):
+        click.echo(note)
     if scheme_line(spec):
         click.echo(scheme_line(spec))
     for split, part in data.items():

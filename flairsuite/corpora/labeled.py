@@ -1,7 +1,9 @@
 """Find and read labeled splits into validated, well-formed sentences (tags checked against the spec's types).
 
 A spec with `dev_fraction` (own corpora without a dev file) gets its dev split as a fixed, seeded
-share of train's sentences (`DEV_SEED`); train keeps the rest. An own corpus's split may be several files
+share of train's sentences (`DEV_SEED`); train keeps the rest. An own corpus the suite split by sentence
+(`document_splits.py`: one or two documents) gets each split as its recorded share of the documents' sentences; the
+repairs made while reading them are counted under train, as with `dev_fraction`. An own corpus's split may be several files
 (read in order, each sentence knowing its file), and its sentences longer than `max_tokens` are split
 (`long_sentences.split_long`, after the sample is drawn and the tags are BIO).
 """
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Union
 
+from flairsuite.corpora.document_splits import SplitCorpusSpec, sentence_indices
 from flairsuite.corpora.formats import read_tagged
 from flairsuite.corpora.long_sentences import split_long
 from flairsuite.corpora.readers import TaggedSentence
@@ -34,10 +37,13 @@ class SplitData:
     note: str = ""  # what part of the file the split is, when it is not all of it
     files: int = 1  # how many files the split is (`path`: the first)
     folder: Optional[Path] = None  # the folder holding all of them, where there are several
+    label: str = ""  # what the split is, where the suite split the corpus (`SplitRecord.label`: `8 documents`)
 
     @property
     def source(self) -> str:
-        """The file's name, with the note: `train.tsv`, `train.tsv (10% sample)`, `train/ (12 files)`."""
+        """The file's name, with the note: `train.tsv`, `train.tsv (10% sample)`, `train/ (12 files)`; or the label."""
+        if self.label:
+            return self.label
         name = f"{self.folder.name if self.folder else self.path.parent.name}/ ({self.files} files)" if self.files > 1 else self.path.name
         return f"{name} ({self.note})" if self.note else name
 
@@ -138,6 +144,22 @@ def read_train_and_dev(spec: DatasetSpec, path: Paths) -> tuple[SplitData, Split
     return train, dev
 
 
+def read_sentence_split(spec: SplitCorpusSpec, paths: list[Path], wanted: Sequence[str]) -> dict[str, SplitData]:
+    """The `wanted` splits of a corpus the suite split by sentence: each its recorded share of the sentences of `paths`."""
+    reading: Counter = Counter()
+    sentences = list(_validated(spec, paths, reading))
+    if len(sentences) != sum(spec.split.sentences.values()):
+        raise FlairsuiteError(f"{spec.name}: {paths[0]} holds {len(sentences)} sentences, not the {sum(spec.split.sentences.values())} it held "
+                              "when the corpus was read: read it again")
+    indices = sentence_indices(len(sentences), spec.split.seed)
+    data = {}
+    for split in wanted:
+        part = SplitData(paths[0], repairs=reading if split == "train" else Counter(), files=len(paths), folder=_folder(paths),
+                         label=spec.split.label(split))
+        data[split] = _normalized(spec, part, kept(sentences, indices[split]))
+    return data
+
+
 def missing_split_error(spec: DatasetSpec, split: str, root: Path) -> FlairsuiteError:
     """The one-line error for a split that is not on disk, naming the command that gets it."""
     expected = spec.expected_path(spec.splits[split], root)
@@ -188,11 +210,22 @@ def read_splits(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] =
     """Validated sentences of each requested split (default: all the spec has); dev sampled from train where the spec says so."""
     _labeled(spec)
     wanted = list(splits) if splits else split_names(spec)
+    record = spec.split if isinstance(spec, SplitCorpusSpec) else None
+    if record is not None and record.unit == "sentence":
+        files = split_files(spec, root, wanted)  # every split names the same files (an unknown split: an error)
+        return _non_empty(spec, read_sentence_split(spec, files[wanted[0]], wanted), wanted)
     sampled = spec.dev_fraction is not None and "dev" not in spec.splits and "dev" in wanted
     on_disk = [split for split in wanted if not (sampled and split in ("train", "dev"))]
     data = {split: read_split(spec, paths) for split, paths in split_files(spec, root, on_disk).items()} if on_disk else {}
     if sampled:
         data["train"], data["dev"] = read_train_and_dev(spec, split_files(spec, root, ["train"])["train"])
+    for split, part in data.items():
+        part.label = record.label(split) if record is not None else part.label
+    return _non_empty(spec, data, wanted)
+
+
+def _non_empty(spec: DatasetSpec, data: dict[str, SplitData], wanted: Sequence[str]) -> dict[str, SplitData]:
+    """The `wanted` splits of `data`, in that order; one without sentences is an error."""
     for split in wanted:
         if not data[split].sentences:  # a tagger can neither train nor be scored on it: an empty or all-comment file
             raise InputError(data[split].path, None, f"the {split} split of {spec.name} holds no sentences")

@@ -2,10 +2,15 @@
 
 `own_corpus(entry, base)` finds the files, reads them once (label set, scheme, checksums) and
 returns a `DatasetSpec` that every loader, `corpora stats` and the tagging runner use as they use
-a registered one. The keys, with their defaults:
+a registered one. Where nothing names the splits (no `train:`, `dev:`, `test:` and no file or subfolder named so),
+the suite splits the corpus itself and records how (`document_splits.py`: by document, or by sentence for fewer than
+3 documents; a `SplitCorpusSpec`): a folder's files are its documents, a single file is one document, and an
+INCEpTION project export (a ZIP or its folder, `inception_project.py`) gives one version of each of its documents.
+The keys, with their defaults:
 
-    path          the folder (relative to `base`: the experiment file's folder, or the current one)
-    name          the corpus in run ids and tables (default: the folder's name)
+    path          the folder, a single file, or an INCEpTION project export (relative to `base`: the experiment
+                  file's folder, or the current one)
+    name          the corpus in run ids and tables (default: the folder's name; a file's name without its suffix)
     format        column (default), conllu, spans_json (CLUENER-style JSON lines), webanno (WebAnno TSV 3.x,
                   INCEpTION's export) or jsonl (doccano JSONL, Label Studio JSON): `formats.READERS`
     sep           column: whitespace (default: any run of whitespace), tab or space
@@ -29,6 +34,7 @@ a registered one. The keys, with their defaults:
     docstart      column: a line with this token is a document marker, no sentence (-DOCSTART-)
     task          ner (default: BIO/IOB1/BIOES entity tags) or pos (any tag per token, e.g. PoS:
                   the label set is every tag the files hold; no scheme; scored by token accuracy)
+    annotator     INCEpTION project export: read this annotator's version of each document (default: the curated one)
 """
 
 import codecs
@@ -36,10 +42,13 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, NamedTuple, Optional, Union
 
+from flairsuite.corpora.document_splits import MIN_DOCUMENTS, SPLIT_SEED, SplitCorpusSpec, SplitRecord, split_documents, split_record, split_sentences
 from flairsuite.corpora.formats import READERS, SPAN_FORMATS, read_tagged
+from flairsuite.corpora.inception_project import ExportReading, export_error, is_export, read_export
 from flairsuite.corpora.long_sentences import MAX_TOKENS
 from flairsuite.corpora.readers import CONLLU_COLUMNS, SEPARATORS, TaggedSentence
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, FileSpec, FormatSpec, names
@@ -52,7 +61,7 @@ from flairsuite.values import is_int, show
 FORMATS = tuple(READERS)
 SCHEMES = ("auto", *PREFIXES)
 KEYS = ("name", "path", "format", "sep", "text", "label", "scheme", "train", "dev", "test", "dev_fraction", "encoding", "comment", "docstart",
-        "task", "header", "sentence_end", "layer", "feature", "max_tokens")
+        "task", "header", "sentence_end", "layer", "feature", "max_tokens", "annotator")
 OWN_TASKS = ("ner", "pos")
 ONLY_FOR = {"sep": ("column",), "text": ("column",), "comment": ("column",), "docstart": ("column",), "label": ("column", "conllu"),
             "header": ("column",), "sentence_end": ("column",), "layer": ("webanno",), "feature": ("webanno",)}
@@ -221,7 +230,8 @@ def _check_splits(folder: Path, files: dict[str, list[Path]], dev_fraction: Opti
     if "train" not in files:
         raise FlairsuiteError(f"{folder}: no train file (no file name holds 'train'): name it with `train: FILE`")
     if "test" not in files:
-        raise FlairsuiteError(f"{folder}: no test file (no file name holds 'test'): add one or name it with `test: FILE`; test is never sampled")
+        raise FlairsuiteError(f"{folder}: no test file (no file name holds 'test'): add one or name it with `test: FILE`; test is never sampled "
+                              "(a corpus with no train, dev or test file at all is split by document)")
     if "dev" not in files and dev_fraction is None:
         raise FlairsuiteError(
             f"{folder}: no dev file (no file name holds 'dev' or 'valid'): add one, name it with `dev: FILE`, "
@@ -306,19 +316,19 @@ def _check_needed(folder: Path, files: dict[str, list[Path]], dev_fraction: Opti
             raise FlairsuiteError(f"{folder}: no {split} file (no file name holds {words}): name it with `{split}: FILE`")
 
 
-def own_corpus(entry: Mapping[str, Any], base: Path, needed: Optional[Sequence[str]] = None) -> DatasetSpec:
-    """The DatasetSpec of the corpus folder `entry['path']` (below `base`) read by the entry's keys (module docstring).
+class _Settings(NamedTuple):
+    """An entry's reading settings, checked (scheme still the entry's: it is chosen once the files are read)."""
 
-    `needed`: only these splits must be there (a model scored on them), not train, dev and test as for training."""
-    checked_keys(entry, KEYS)
-    if not isinstance(entry.get("path"), str) or not entry["path"]:
-        raise FlairsuiteError(f"path: {show(entry.get('path'))} is not a folder, e.g. path: data/letters/")
-    folder = (base / entry["path"]).resolve()
-    name = entry.get("name", folder.name)
-    if not isinstance(name, str) or not name:
-        raise FlairsuiteError(f"name: {show(name)} is not a corpus name, e.g. name: letters")
-    if name in names():
-        raise FlairsuiteError(f"name: '{name}' is a registered dataset; give your corpus another name")
+    fmt: FormatSpec
+    scheme: str
+    dev_fraction: Optional[float]
+    encoding: str
+    task: str
+    max_tokens: Optional[int]
+
+
+def _settings(entry: Mapping[str, Any], name: str) -> _Settings:
+    """The entry's reading settings; a bad one: an error naming the corpus and the key."""
     try:
         fmt, scheme = _format(entry), _choice("scheme", entry.get("scheme", "auto"), SCHEMES)
         dev_fraction, encoding = _dev_fraction(entry.get("dev_fraction")), _encoding(entry.get("encoding", "utf-8"))
@@ -331,6 +341,48 @@ def own_corpus(entry: Mapping[str, Any], base: Path, needed: Optional[Sequence[s
         fmt = _resolved_header(replace(fmt, scheme="io") if scheme == "io" else fmt, task, scheme)
     except FlairsuiteError as err:
         raise FlairsuiteError(f"{name}: {err}") from None
+    return _Settings(fmt, scheme, dev_fraction, encoding, task, max_tokens)
+
+
+def _export_entry(entry: Mapping[str, Any], location: Path, name: str) -> Mapping[str, Any]:
+    """The entry of an INCEpTION project export: format webanno (the default there; another is an error)."""
+    if entry.get("format", "webanno") != "webanno":
+        raise FlairsuiteError(f"{name}: format: an INCEpTION project export is read as webanno (its WebAnno TSV files), not {show(entry['format'])}")
+    return {**entry, "format": "webanno"}
+
+
+def _names_splits(folder: Path) -> bool:
+    """Whether a folder names any split by a file or subfolder name (the rule of `find_files`)."""
+    words = [word for split_words in FILE_WORDS.values() for word in split_words]
+    for path in (p for p in folder.iterdir() if not p.name.startswith(".")):
+        if path.is_file() and any(word in path.name.lower() for word in words):
+            return True
+        if path.is_dir() and path.name.lower() in words and _files_below(path):
+            return True
+    return False
+
+
+Unsplit = tuple[dict[str, Path], Path, Optional[ExportReading]]
+
+
+def _unsplit(location: Path, entry: Mapping[str, Any], export: bool, split_unsplit: bool) -> Optional[Unsplit]:
+    """An unsplit corpus's documents (name -> file), the folder their names are relative to, and how an export was read;
+    None where the files name the splits (`train:`, `dev:`, `test:`, or by file name) or a plain folder is not split."""
+    if any(entry.get(split) is not None for split in SPLITS):
+        return None
+    if export:
+        reading = read_export(location, entry.get("annotator"))
+        return reading.documents, reading.root, reading
+    if location.is_file():
+        return {location.name: location}, location.parent, None
+    if split_unsplit and location.is_dir() and not _names_splits(location) and _files_below(location):
+        return {path.relative_to(location).as_posix(): path for path in _files_below(location)}, location, None
+    return None
+
+
+def _named_splits(folder: Path, entry: Mapping[str, Any], settings: _Settings, needed: Optional[Sequence[str]]) -> dict[str, list[Path]]:
+    """The files of each split of a folder that names its splits, checked (for scoring a model: only those it reads)."""
+    dev_fraction = settings.dev_fraction
     # scoring a model reads only the splits it scores (dev from a share of train needs train)
     wanted = SPLITS if needed is None else tuple(dict.fromkeys([*needed, *(["train"] if "dev" in needed and dev_fraction is not None else [])]))
     files = find_files(folder, entry, wanted)
@@ -338,30 +390,95 @@ def own_corpus(entry: Mapping[str, Any], base: Path, needed: Optional[Sequence[s
         _check_splits(folder, files, dev_fraction)
     else:
         _check_needed(folder, files, dev_fraction, needed)
-    lengths: Counter = Counter()
-    if task == "ner":
-        scheme, rule, types = _scan(files, fmt, encoding, scheme, lengths)
+    return files
+
+
+def _document_split(documents: dict[str, Path], location: Path, dev_fraction: Optional[float]) -> tuple[Optional[SplitRecord], dict[str, list[Path]]]:
+    """The split of an unsplit corpus by document (None where it is split by sentence, once they are counted) and each split's files."""
+    if dev_fraction is not None:
+        raise FlairsuiteError(f"{location}: dev_fraction takes dev from a train file, and without train/dev/test files the corpus is "
+                              f"split by document (or sentence) into train, dev and test (seed {SPLIT_SEED}): leave dev_fraction out")
+    ordered = sorted(documents)
+    if len(ordered) < MIN_DOCUMENTS:
+        return None, {split: [documents[name] for name in ordered] for split in SPLITS}
+    record = split_documents(ordered)
+    return record, {split: [documents[name] for name in record.documents[split]] for split in SPLITS}
+
+
+def own_corpus(entry: Mapping[str, Any], base: Path, needed: Optional[Sequence[str]] = None, split_unsplit: bool = True) -> DatasetSpec:
+    """The DatasetSpec of the corpus `entry['path']` (below `base`; a folder, a file, or an INCEpTION project export) read by
+    the entry's keys (module docstring).
+
+    `needed`: only these splits must be there (a model scored on them), not train, dev and test as for training.
+    `split_unsplit`: a folder without train/dev/test files is split by document; False (`evaluate`, scoring a new batch):
+    its files must name the scored split (an export is split all the same)."""
+    checked_keys(entry, KEYS)
+    if not isinstance(entry.get("path"), str) or not entry["path"]:
+        raise FlairsuiteError(f"path: {show(entry.get('path'))} is not a folder, e.g. path: data/letters/")
+    location = (base / entry["path"]).resolve()
+    name = entry.get("name", location.stem if location.is_file() else location.name)
+    if not isinstance(name, str) or not name:
+        raise FlairsuiteError(f"name: {show(name)} is not a corpus name, e.g. name: letters")
+    if name in names():
+        raise FlairsuiteError(f"name: '{name}' is a registered dataset; give your corpus another name")
+    export = is_export(location) and not any(entry.get(split) is not None for split in SPLITS)
+    if "annotator" in entry and not export:
+        raise FlairsuiteError(f"{name}: {export_error(location, 'annotator')}")
+    if "annotator" in entry and (not isinstance(entry["annotator"], str) or not entry["annotator"]):
+        raise FlairsuiteError(f"{name}: annotator: {show(entry['annotator'])} is not an annotator's user name, e.g. annotator: anna")
+    settings = _settings(_export_entry(entry, location, name) if export else entry, name)
+    unsplit = _unsplit(location, entry, export, split_unsplit)
+    record, reading, root = None, None, location
+    if unsplit is None:
+        files = _named_splits(location, entry, settings, needed)
     else:
-        scheme, rule, types = "bio", None, _scan_tags(files, fmt, encoding, lengths)
+        documents, root, reading = unsplit
+        record, files = _document_split(documents, location, settings.dev_fraction)
+    lengths: Counter = Counter()
+    every = {"all": list(dict.fromkeys(path for paths in files.values() for path in paths))}  # each file read once
+    if settings.task == "ner":
+        scheme, rule, types = _scan(every, settings.fmt, settings.encoding, settings.scheme, lengths)
+    else:
+        scheme, rule, types = "bio", None, _scan_tags(every, settings.fmt, settings.encoding, lengths)
+    if unsplit is not None and record is None:
+        record = split_sentences(list(unsplit[0]), sum(lengths.values()), str(location))
+    spec = _spec(name, location, settings, files, (scheme, rule, types), lengths, root)
+    if unsplit is None:
+        return spec
+    title = f"INCEpTION project export in {location}" if reading is not None else spec.title
+    named = {split: tuple((path.relative_to(root).as_posix(), sha256(path)) for path in paths) for split, paths in files.items()}
+    return SplitCorpusSpec(**{**_fields_of(spec), "title": title, "part_checksums": named}, split=record, export=reading)
+
+
+def _fields_of(spec: DatasetSpec) -> dict[str, Any]:
+    """The fields of `spec` as they are (nested dataclasses and dicts not copied, unlike `dataclasses.asdict`)."""
+    return {item.name: getattr(spec, item.name) for item in dataclass_fields(DatasetSpec)}
+
+
+def _spec(name: str, folder: Path, settings: _Settings, files: dict[str, list[Path]], scheme_rule_types: tuple[str, Optional[str], list[str]],
+          lengths: Counter, root: Path) -> DatasetSpec:
+    """The DatasetSpec of an own corpus read; file names in the record are relative to `root`."""
+    scheme, rule, types = scheme_rule_types
+    fmt, max_tokens = settings.fmt, settings.max_tokens
     return DatasetSpec(
         name=name,
         title=f"own corpus in {folder}",
         language="unknown",
-        task=task,
+        task=settings.task,
         license="unknown",
         folder=str(folder),
-        label_type="ner" if task == "ner" else _label_type(fmt),
+        label_type="ner" if settings.task == "ner" else _label_type(fmt),
         format=replace(fmt, scheme=scheme),
         types=tuple(types),
-        encoding=encoding,
+        encoding=settings.encoding,
         splits={split: FileSpec(split, (str(paths[0]),), parts=tuple(map(str, paths)) if len(paths) > 1 else ()) for split, paths in files.items()},
         fetch="own",
-        dev_fraction=dev_fraction,
+        dev_fraction=settings.dev_fraction,
         checksums={split: sha256(paths[0]) for split, paths in files.items() if len(paths) == 1},
         scheme_rule=rule,
         max_tokens=max_tokens,
         long_sentences=0 if max_tokens is None else sum(count for length, count in lengths.items() if length > max_tokens),
-        part_checksums={split: tuple((str(path.relative_to(folder)), sha256(path)) for path in paths)
+        part_checksums={split: tuple((str(path.relative_to(root)), sha256(path)) for path in paths)
                         for split, paths in files.items() if len(paths) > 1},
     )
 
@@ -391,6 +508,7 @@ def corpus_record(spec: DatasetSpec) -> dict[str, Any]:
         "files": files,
         "dev_fraction": spec.dev_fraction,
         **({"max_tokens": spec.max_tokens} if spec.long_sentences else {}),
+        **({"split": split_record(spec)} if split_record(spec) is not None else {}),  # a corpus the suite split: where each document went
     }
 
 
