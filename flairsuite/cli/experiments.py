@@ -1,5 +1,6 @@
 """Experiments: `tag` trains a grid, `quickstart` runs the small default end to end, `results` turns runs into tables and pictures."""
 
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -42,7 +43,9 @@ def tag(
 ) -> None:
     """Train and score every run of an experiment file; finished runs are skipped, a killed run resumes.
 
-    Results go to results/<name>/ under $FLAIRSUITE_HOME; the comparison table is printed at the end.
+    Results go to results/<name>/ under $FLAIRSUITE_HOME (default: the current folder); the comparison table is printed
+    at the end, then the folder written, as `flairsuite results` reads it from here. Relative paths in the file are
+    relative to the file; released models are found from any folder (docs/experiments.md, "Paths").
     An `adapt:` block in the file first continues an LM pair on your own unannotated text, once
     (docs/experiments.md).
 
@@ -70,9 +73,10 @@ def tag(
     out = run_tag(read, request, click.echo)
     if is_simulation(out):  # an active_learning experiment: F1 per round and strategy instead of the grid's table
         click.echo("\n" + simulation_report(out))
-        return
-    runs = read_runs(out)
-    click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
+    else:
+        runs = read_runs(out)
+        click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
+    click.echo(f"\nwrote {out}/ (again: flairsuite results {shlex.quote(str(out))}/)")  # as built: relative where $FLAIRSUITE_HOME is
 
 
 def adapt_first(experiment: "Experiment", threads: Optional[int], corpora_dir: Optional[str]) -> None:
@@ -121,8 +125,8 @@ def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional
     ctx.invoke(corpora_fetch, name="sturm", corpora_dir=corpora_dir)
     for direction in ("forward", "backward"):
         try:
-            existing_artifact(f"charlm:de-{direction}", home())
-            click.echo(f"using charlm/de-{direction}")
+            found = existing_artifact(f"charlm:de-{direction}", home())  # the home's, else the clone's released pair
+            click.echo(f"using {found.parent if found else f'charlm/de-{direction}'}")
         except FlairsuiteError:
             ctx.invoke(train_charlm, lang="de", direction=direction, max_hours=QUICKSTART_LM_HOURS, hidden_size=256, threads=threads, corpora_dir=corpora_dir)
     ctx.invoke(tag, experiment=str(files("flairsuite.experiments") / "quickstart.yaml"), threads=threads, corpora_dir=corpora_dir)
@@ -208,7 +212,8 @@ def results(
     """Comparison tables of the runs' metrics.json files below DIR (a results or experiment folder).
 
     Rows are embedding stack x tagger (x Entity-Fix), columns corpora, cells mean ± std over
-    seeds (n) in percent, the best per column marked. DIR defaults to results/ under $FLAIRSUITE_HOME.
+    seeds (n) in percent, the best per column marked. DIR defaults to results/ under $FLAIRSUITE_HOME; a DIR that
+    is no folder here is looked up under $FLAIRSUITE_HOME, then as an experiment name under its results/.
 
     \b
     Examples:
@@ -220,13 +225,11 @@ def results(
       flairsuite results results --layout ablation --ablation-file results/recipe-ablation-de.yaml
       flairsuite results --experiment sturm-table3 --format latex --plot=table3.png
     """
-    from pathlib import Path
-
-    from flairsuite.files.paths import results_dir
+    from flairsuite.files.paths import results_folder
     from flairsuite.results.collect import only_experiment, per_type_frame, read_runs, runs_frame
     from flairsuite.results.tables import report
 
-    root = Path(directory) if directory else results_dir()
+    root = results_folder(directory)
     runs = read_runs(root)
     frame, types = runs_frame(runs), per_type_frame(runs)
     if experiment:

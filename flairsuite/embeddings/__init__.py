@@ -8,6 +8,11 @@
 | `lexicon:NAME`, `lexicon:NAME@OPTION` (`lexicon.py`) | `LexiconEmbeddings` (task-trained: position in a lexicon match) | `lexicons/NAME.tsv` |
 | `bert:NAME`, `bert:NAME@OPTION` (`bert.py`) | `TransformerWordEmbeddings` (fixed, or fine-tuned) | `bert/NAME/config.json` (+ weights, tokenizer) |
 
+The models of `charlm`, `fasttext` and `bert` that the home folder lacks are looked up in the other model folders
+(`artifact_places`: $FLAIRSUITE_MODELS, and without $FLAIRSUITE_HOME the installed clone's released models;
+`flairsuite.files.paths.model_roots`); a missing one is an error naming every place looked. Lexicons are the home's only.
+A run's fingerprint holds its models' digests, not their paths, so where a model was found does not count.
+
 Each kind is one entry of `kinds.EMBEDDING_KINDS`, its functions in its module (`charlm.py`,
 `fasttext.py`, `char.py`, `lexicon.py`, `bert.py`); the functions here read that table. Also here: the LSTM kernels of the
 fast featurizers (`lstm.py`), and `length_batches`, `token_vectors` (`batching.py`).
@@ -28,6 +33,7 @@ from flairsuite.embeddings.kinds import EmbeddingKind as EmbeddingKind
 from flairsuite.embeddings.kinds import Featurizer as Featurizer
 from flairsuite.errors import FlairsuiteError, unknown_name_error
 from flairsuite.files.locks import LOCK_FILE, being_trained
+from flairsuite.files.paths import model_roots
 from flairsuite.files.summary_file import SUMMARY_FILE, read_summary_file
 
 KINDS = tuple(kinds.EMBEDDING_KINDS)  # the kind names, in table order
@@ -55,10 +61,20 @@ def kind_of(spec: str) -> tuple[EmbeddingKind, str]:
     return kinds.EMBEDDING_KINDS[kind], name
 
 
-def artifact_path(spec: str, home: Path) -> Optional[Path]:
-    """The file the embedding loads (whether present or not); None for `char`, which has none."""
+def artifact_places(spec: str, home: Path) -> list[Path]:
+    """Where the embedding's file may be, in lookup order: below `home`, then for a released kind below each other model
+    folder (`paths.model_roots`); empty for `char`, which has none."""
     entry, name = kind_of(spec)
-    return None if entry.artifact is None else entry.artifact(name, home)
+    if entry.artifact is None:
+        return []
+    return [entry.artifact(name, root) for root in (model_roots(home) if entry.released else (home,))]
+
+
+def artifact_path(spec: str, home: Path) -> Optional[Path]:
+    """The file the embedding loads: the first of `artifact_places` that exists, else the one below `home` (what
+    trains it writes there); None for `char`, which has none."""
+    places = artifact_places(spec, home)
+    return next((place for place in places if place.is_file()), places[0]) if places else None
 
 
 def build_command(spec: str) -> str:
@@ -70,11 +86,13 @@ def build_command(spec: str) -> str:
 
 
 def existing_artifact(spec: str, home: Path) -> Optional[Path]:
-    """`artifact_path`, or a one-line error naming the command that builds it when it is missing, or when its training
-    has not finished (`check_finished`)."""
+    """`artifact_path`, or a one-line error naming every place looked and the command that builds it when it is missing,
+    or when its training has not finished (`check_finished`)."""
     path = artifact_path(spec, home)
     if path is not None and not path.is_file():
-        raise FlairsuiteError(f"{path} not found: run `{build_command(spec)}`")
+        others = [str(place) for place in artifact_places(spec, home)[1:]]
+        elsewhere = f" (nor {', '.join(others)})" if others else ""
+        raise FlairsuiteError(f"{path} not found{elsewhere}: run `{build_command(spec)}`")
     if path is not None:
         check_finished(spec, path.parent)
     return path

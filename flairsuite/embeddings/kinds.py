@@ -30,7 +30,9 @@ class EmbeddingKind:
     - `takes_name`, `example`, `check_name`: the spec grammar. `example` is a valid spec shown in
       errors; `check_name(name)` says what to write instead of a bad name (None: the name is good).
     - `artifact(name, home)`: the file the embedding loads, below `home` (None: a kind without one);
-      `build_command(name)`: the command that builds it.
+      `build_command(name)`: the command that builds it. `released`: its models are also looked up below the other
+      model folders (`flairsuite.files.paths.model_roots`: $FLAIRSUITE_MODELS, the installed clone) when `home` lacks
+      them; False: below `home` only.
     - `digested(path)`: what a cache key digests, in order, given the artifact path: files (hashed
       as name, NUL, content) or, for a kind without artifact, bytes that define the embedding.
     - `frozen(fine_tune)`: whether the embedding is fixed while a tagger trains (so cacheable),
@@ -59,6 +61,7 @@ class EmbeddingKind:
     set_fine_tune: Optional[Callable[[TokenEmbeddings, bool], None]] = None
     summarize: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None
     context: Optional[Callable[[str], int]] = None
+    released: bool = False
 
 
 EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
@@ -68,6 +71,7 @@ EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
             example="charlm:de-forward",
             check_name=charlm.check_name,
             artifact=charlm.artifact,
+            released=True,
             build_command=charlm.build_command,
             digested=charlm.digested,
             frozen=charlm.frozen,
@@ -81,6 +85,7 @@ EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
             takes_name=True,
             example="fasttext:de",
             artifact=fasttext.artifact,
+            released=True,
             build_command=fasttext.build_command,
             digested=fasttext.digested,
             frozen=fasttext.frozen,
@@ -113,6 +118,7 @@ EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
             example="bert:de-cpu",
             check_name=bert.check_name,
             artifact=bert.artifact,
+            released=True,
             build_command=bert.build_command,
             digested=bert.digested,
             frozen=bert.frozen,

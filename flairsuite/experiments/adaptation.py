@@ -10,36 +10,63 @@ The vectors (`fasttext:` in the block) likewise: current when their folder holds
 with their own fingerprint (the initial vectors' digest, the texts' SHA-256, the block's settings for them), else
 `train-fasttext --init ... --force` trains them again (a short run: a killed one starts over; the folder is replaced whole).
 A pair and vectors of one block keep separate fingerprints, so adding `fasttext:` to a block never retrains its pair.
+
+Where the initial pair and vectors are (`initial_pair`, `initial_vectors_of`): `init: de` names `de-forward` and
+`de-backward` as a path prefix relative to the experiment file's folder, else below `charlm/` of each model folder in
+turn (`flairsuite.files.paths.model_roots`: the home folder, $FLAIRSUITE_MODELS, the installed clone's released
+models); `fasttext: de` names a vectors folder relative to the file, else `wordvectors/de-fasttext` below them. The
+first that holds the models wins; none: a one-line error naming every place. The fingerprint holds `init` as written
+and the models' digests, never the folder they were found in. The adapted pair and vectors go below the home folder.
 """
 
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from flairsuite.charlm.initial import MODEL_FILE, initial_folder
+from flairsuite.charlm.initial import MODEL_FILE
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments.adaptation_settings import Adaptation
 from flairsuite.experiments.identity import digest
 from flairsuite.files.atomic import write_json
-from flairsuite.files.paths import charlm_dir, wordvectors_dir
+from flairsuite.files.paths import charlm_dir, model_roots, wordvectors_dir
 from flairsuite.files.yaml_file import read_yaml  # the marker is JSON, which YAML reads
 from flairsuite.rawtext.prepare import file_digest
-from flairsuite.wordvectors.initial import initial_vectors
+from flairsuite.wordvectors.initial import InitialVectors, initial_vectors
 from flairsuite.wordvectors.store import VECTORS_FILE, vectors_folder
 
 MARKER = "adaptation.json"
 DIRECTIONS = ("forward", "backward")
 
 
+def initial_pair(init: str, home: Path, source: Path) -> Path:
+    """The path prefix of the pair `init` names (module docstring): relative to the folder of the experiment file
+    `source`, else below each model folder's `charlm/`; the first whose two model folders hold their model wins."""
+    prefixes = list(dict.fromkeys([source.parent / init, *(charlm_dir(root) / init for root in model_roots(home))]))
+    for prefix in prefixes:
+        if all((Path(f"{prefix}-{direction}") / MODEL_FILE).is_file() for direction in DIRECTIONS):
+            return prefix
+    looked = " nor ".join(f"{prefix}-{{{','.join(DIRECTIONS)}}}" for prefix in prefixes)
+    raise FlairsuiteError(f"--init {init}: no model folder {looked} holds {MODEL_FILE}")
+
+
+def init_argument(adaptation: Adaptation, home: Path, prefix: Path) -> str:
+    """The `--init` that makes train-charlm read the pair at `prefix`: `init` as written where train-charlm finds that
+    pair by it itself (below the home's charlm/), else the prefix."""
+    init = str(adaptation.init)
+    cwd_folder = Path(f"{init}-{DIRECTIONS[0]}")  # train-charlm --init tries INIT-forward as a path first
+    return init if prefix == charlm_dir(home) / init and not cwd_folder.is_dir() else str(prefix)
+
+
 def adaptation_record(adaptation: Adaptation, home: Path, source: Path) -> dict[str, Any]:
     """What the adapted pair is made from: the initial models' and texts' digests and the settings; a missing initial
     pair is a one-line error naming the experiment file `source` and the `adapt:` block."""
     try:
-        initial = {direction: file_digest(initial_folder(adaptation.init, direction, (charlm_dir(home),)) / MODEL_FILE) for direction in DIRECTIONS}
+        prefix = initial_pair(str(adaptation.init), home, source)
     except FlairsuiteError as err:
         raise InputError(source, None, f"adapt: init: {err}") from None
-    for direction in DIRECTIONS:
-        folder = initial_folder(adaptation.init, direction, (charlm_dir(home),))
+    folders = {direction: Path(f"{prefix}-{direction}") for direction in DIRECTIONS}
+    initial = {direction: file_digest(folder / MODEL_FILE) for direction, folder in folders.items()}
+    for direction, folder in folders.items():
         if folder.resolve() == (charlm_dir(home) / f"{adaptation.name}-{direction}").resolve():
             raise InputError(source, None, f"adapt: name: {adaptation.name} would overwrite the initial model {folder}: choose another name")
     return {"init": adaptation.init, "initial_sha256": initial, "texts": {str(path): file_digest(path) for path in adaptation.texts},
@@ -58,9 +85,9 @@ def marker_state(folder: Path, fingerprint: str, artifact: str = MODEL_FILE) -> 
     return "done" if marker.get("finished") and (folder / artifact).is_file() else "begun"
 
 
-def train_arguments(adaptation: Adaptation, home: Path, resume: bool, threads: Any) -> list[str]:
-    """The train-charlm command line that adapts the pair into `home`'s charlm folder."""
-    args = ["--init", adaptation.init, "--name", adaptation.name, "--out", str(charlm_dir(home)), "--resume" if resume else "--force"]
+def train_arguments(adaptation: Adaptation, home: Path, resume: bool, threads: Any, init: Optional[str] = None) -> list[str]:
+    """The train-charlm command line that adapts the pair into `home`'s charlm folder (`init`: its `--init`, default the block's)."""
+    args = ["--init", init or str(adaptation.init), "--name", adaptation.name, "--out", str(charlm_dir(home)), "--resume" if resume else "--force"]
     budget = ["--max-chars", str(adaptation.max_chars)] if adaptation.max_chars is not None else []
     return args + budget + text_arguments(adaptation, threads)
 
@@ -106,18 +133,40 @@ def ensure_pair(adaptation: Adaptation, source: Path, home: Path, train: Train, 
     for folder in folders:
         folder.mkdir(parents=True, exist_ok=True)
         write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": False, **record})
-    for line in train(train_arguments(adaptation, home, resume, threads)):
+    init = init_argument(adaptation, home, initial_pair(str(adaptation.init), home, source))
+    for line in train(train_arguments(adaptation, home, resume, threads, init)):
         echo(line)
     for folder in folders:
         write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": True, **record})
     return True
 
 
+def initial_vectors_of(init: str, home: Path, source: Path) -> InitialVectors:
+    """The vectors `fasttext: init` names (module docstring): a folder relative to the experiment file `source`, else
+    `INIT-fasttext` below each model folder's `wordvectors/`; the first holding vectors.kv wins."""
+    dirs = [wordvectors_dir(root) for root in model_roots(home)]
+    candidates = list(dict.fromkeys([source.parent / init, *(vectors_folder(folder, init) for folder in dirs)]))
+    found = next((folder for folder in candidates if (folder / VECTORS_FILE).is_file()), None)
+    if found is None:
+        raise FlairsuiteError(f"--init {init}: no vectors folder {' nor '.join(map(str, candidates))} holds {VECTORS_FILE}")
+    below = [folder for folder in dirs if vectors_folder(folder, init) == found]
+    vectors = initial_vectors(init, (below[0],)) if below else None  # as train-fasttext --init reads it: errors in its words
+    return vectors if vectors is not None and vectors.folder.resolve() == found.resolve() else initial_vectors(str(found), ())
+
+
+def vectors_init_argument(adaptation: Adaptation, home: Path, initial: InitialVectors) -> str:
+    """The `--init` that makes train-fasttext read the `initial` vectors: `fasttext` as written where they are the home's
+    (train-fasttext finds them by it), else their folder."""
+    init = str(adaptation.fasttext)
+    same = initial.folder == vectors_folder(wordvectors_dir(home), init) and not (Path(init) / VECTORS_FILE).is_file()
+    return init if same else str(initial.folder)
+
+
 def vectors_record(adaptation: Adaptation, home: Path, source: Path) -> dict[str, Any]:
     """What the adapted vectors are made from: the initial vectors' digest, the texts' and the settings; initial vectors
     missing or without their full model, or the adapted ones in their place: a one-line error naming `source`."""
     try:
-        initial = initial_vectors(str(adaptation.fasttext), (wordvectors_dir(home),))
+        initial = initial_vectors_of(str(adaptation.fasttext), home, source)
     except FlairsuiteError as err:
         raise InputError(source, None, f"adapt: fasttext: {err}") from None
     if initial.folder.resolve() == vectors_folder(wordvectors_dir(home), adaptation.name).resolve():
@@ -126,9 +175,10 @@ def vectors_record(adaptation: Adaptation, home: Path, source: Path) -> dict[str
             **adaptation.vectors_settings()}
 
 
-def vectors_arguments(adaptation: Adaptation, home: Path, threads: Any) -> list[str]:
-    """The train-fasttext command line that adapts the vectors into `home`'s wordvectors folder."""
-    args = ["--init", str(adaptation.fasttext), "--name", adaptation.name, "--out", str(wordvectors_dir(home)), "--force"]
+def vectors_arguments(adaptation: Adaptation, home: Path, threads: Any, init: Optional[str] = None) -> list[str]:
+    """The train-fasttext command line that adapts the vectors into `home`'s wordvectors folder (`init`: its `--init`,
+    default the block's `fasttext`)."""
+    args = ["--init", init or str(adaptation.fasttext), "--name", adaptation.name, "--out", str(wordvectors_dir(home)), "--force"]
     passes = ["--epochs", str(adaptation.epochs)] if adaptation.epochs is not None else []
     return args + passes + text_arguments(adaptation, threads)
 
@@ -142,7 +192,8 @@ def ensure_vectors(adaptation: Adaptation, source: Path, home: Path, train: Trai
         echo(f"adapt: wordvectors/{folder.name} is current (fingerprint {fingerprint[:12]})")
         return False
     echo(f"adapt: training wordvectors/{folder.name} from {adaptation.fasttext} on {len(adaptation.texts)} text file(s)")
-    for line in train(vectors_arguments(adaptation, home, threads)):
+    init = vectors_init_argument(adaptation, home, initial_vectors_of(str(adaptation.fasttext), home, source))
+    for line in train(vectors_arguments(adaptation, home, threads, init)):
         echo(line)
     write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": True, **record})
     return True

@@ -2,8 +2,8 @@
 unannotated text before the runs.
 
     adapt:
-      init: de                        # the pair to continue (charlm/de-forward, charlm/de-backward), as train-charlm --init
-      fasttext: de                    # optional: fastText vectors to continue too (wordvectors/de-fasttext), as train-fasttext --init
+      init: de                        # the pair to continue (charlm/de-forward, charlm/de-backward), or a path prefix relative to the file
+      fasttext: de                    # optional: fastText vectors to continue too (wordvectors/de-fasttext), or a folder relative to the file
       text: [texts/letters.txt]       # raw text files or folders, relative to the experiment file (a string for one)
       name: de-letters                # the adapted pair: charlm/de-letters-forward, -backward; vectors: wordvectors/de-letters-fasttext
       max_chars: 5000000              # optional: characters per direction (default: train-charlm --init's, 5 passes)
@@ -11,7 +11,8 @@ unannotated text before the runs.
       heldout_fraction: 0.01          # optional: the text's share held out for validation and test
       exclude: [letters]              # optional: corpora of the experiment whose dev/test sentences are cut out (default: all)
 
-Either `init` or `fasttext` may be left out (only the other is adapted). The stacks name the adapted pair and vectors as
+Either `init` or `fasttext` may be left out (only the other is adapted). A name is looked up below the home folder,
+then the other model folders (the installed clone's released models: `flairsuite.experiments.adaptation`). The stacks name the adapted pair and vectors as
 any other (`charlm:de-letters-forward`, `fasttext:de-letters`); `flairsuite tag` trains each before the runs when it is
 missing or its fingerprint changed (`flairsuite.experiments.adaptation`).
 """

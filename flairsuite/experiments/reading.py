@@ -1,7 +1,14 @@
 """Reading an experiment file, once: the file's text -> its raw mapping (`flairsuite.files.yaml_file`: duplicate keys
 refused, YAML 1.2 numbers) -> an `ExperimentConfig` (experiments/validation.py), every problem one line naming the file.
 `flairsuite tag` reads the file here and passes the `Experiment` on: the grid, Ray, the simulation and the `adapt:`
-block take the object, never the path."""
+block take the object, never the path.
+
+Paths in the file are relative to the file's folder, whatever the current folder: an own corpus's `path:` (and its
+`train`/`dev`/`test` files, relative to that folder), `adapt: text:`, and `adapt: init:` / `adapt: fasttext:` where they
+are a path prefix or folder (a name is looked up below the model folders: `flairsuite.experiments.adaptation`). Embedding
+specs name models, not paths (`flairsuite.embeddings`); results go below the home folder (`flairsuite.files.paths`). A
+run's fingerprint holds an own corpus's file checksums and the models' digests, never these paths, so where the file is
+read from does not change it."""
 
 from dataclasses import dataclass
 from pathlib import Path
