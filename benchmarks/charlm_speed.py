@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -379,7 +379,7 @@ def bench_size(
     h = hyper.hidden_size
     scale = Scale(hyper, text, args.budget, flops_per_char(hyper, char_dictionary(corpus.chars)), peak)
     spec = {
-        "hyper": asdict(hyper),
+        "hyper": hyper.record(),
         "prepared": str(corpus.path),
         "budget": args.budget,
         "threads": args.threads,
@@ -512,7 +512,7 @@ def results(args: argparse.Namespace, corpus: PreparedCorpus, hyper: Hyper, peak
         "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "machine": machine(args.threads, sgemm_gflops=round(peak, 2)),
         "corpus": {"path": str(corpus.path), "train_chars": corpus.meta["splits"]["train"]},
-        "hyper": asdict(hyper),
+        "hyper": hyper.record(),
         "complete": len(sizes) == len(args.hidden),
         "targets": [{"target": label, "passed": passed} for label, passed in targets(sizes, args.budget)],
         "sizes": sizes,

@@ -114,6 +114,7 @@ def test_a_missing_initial_pair_is_one_line(tmp_path: Path) -> None:
     ("{fasttext: de, text: texts/own.txt, name: de}", "adapt: name: \"de\" is the initial vectors': give the adapted vectors a name"),
     ("{text: texts/own.txt, name: x}", "adapt: missing key 'init' (the char-LM pair to continue) or 'fasttext' (the vectors to continue)"),
     ("{fasttext: de, text: texts/own.txt, name: x, epochs: 0}", "adapt: epochs must be a positive integer"),
+    ("{init: de, text: texts/own.txt, name: x, noise: smlm:0.9}", "adapt: noise must be none, smlm[:P] or smlm-denoise[:P]"),
 ])
 def test_bad_values_name_the_file(tmp_path: Path, adapt: str, message: str) -> None:
     write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
@@ -122,6 +123,17 @@ def test_bad_values_name_the_file(tmp_path: Path, adapt: str, message: str) -> N
     with pytest.raises(InputError) as raised:
         load_experiment(path)
     assert str(raised.value).startswith(f"{path}: {message}"), str(raised.value)
+
+
+def test_noise_reaches_train_charlm_and_the_fingerprint_only_where_set(tmp_path: Path) -> None:
+    from flairsuite.experiments.adaptation import train_arguments
+
+    write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
+    plain = load_experiment(experiment(tmp_path / "exp", "{init: de, text: texts/own.txt, name: de-own}")).adaptation
+    noisy = load_experiment(experiment(tmp_path / "exp", "{init: de, text: texts/own.txt, name: de-own, noise: smlm:0.2}")).adaptation
+    assert "--noise" not in train_arguments(plain, tmp_path, False, None) and "noise" not in plain.settings()
+    arguments = train_arguments(noisy, tmp_path, False, None)
+    assert arguments[arguments.index("--noise") + 1] == "smlm:0.2" and noisy.settings() == {**plain.settings(), "noise": "smlm:0.2"}
 
 
 def test_the_block_is_read_relative_to_the_file(tmp_path: Path) -> None:

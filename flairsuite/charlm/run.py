@@ -7,7 +7,6 @@ of options or of the other direction, which is how the speed benchmark (`benchma
 tests call it (`train_direction`)."""
 
 import math
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
 
@@ -111,7 +110,8 @@ def trained_direction(
         "precision": precision,  # this invocation's; each learning-curve point says its own where it is not float32
         "model_dtype": storage,  # of best-lm.pt's weights; valid_ppl was measured before rounding, test_ppl after
         "ranks": ranks.world,
-        "hyper": asdict(hyper),
+        "hyper": hyper.record(),  # the noise fields only where set: a run without noise records what it always did
+        **({"noise": trainer.noise.record()} if trainer.noise else {}),
         "corpus": corpus.meta,
         "history": progress.history,
         **({"init": {**initial.record(), "valid_ppl_here": round(progress.history[0]["valid_ppl"], 4)}} if initial else {}),

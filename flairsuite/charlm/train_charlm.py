@@ -12,7 +12,7 @@ import torch
 from flairsuite.charlm.initial import ARCHITECTURE, InitialModel, initial_models
 from flairsuite.charlm.recipes import BUDGET_KEYS, recipe
 from flairsuite.charlm.run import train_direction
-from flairsuite.charlm.settings import Hyper
+from flairsuite.charlm.settings import NOISE_KEYS, Hyper
 from flairsuite.corpora.language_splits import labeled_tokens
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files.paths import charlm_dir, corpora_dir
@@ -41,10 +41,11 @@ def hyper_from(options: dict[str, Any]) -> Hyper:
 def initial_hyper(options: dict[str, Any], initial: InitialModel) -> Hyper:
     """The hyper-parameters of a run continuing `initial` (`--init`): its own (its summary's, else the recipe's with its
     architecture), with the training-loop options given on the command line; architecture options that differ are a
-    one-line error. Unless given: no window ramp, and the learning rate the initial run ended at (module `initial`)."""
+    one-line error. Unless given: no window ramp, and the learning rate the initial run ended at (module `initial`). Its
+    noise is not inherited: `--noise` applies to this run's text alone."""
     known = {f.name for f in fields(Hyper)}
     preset = {key: value for key, value in recipe(options["lang"], options["preset"]).items() if key not in BUDGET_KEYS}
-    own = {key: value for key, value in (initial.summary.get("hyper") or {}).items() if key in known}
+    own = {key: value for key, value in (initial.summary.get("hyper") or {}).items() if key in known and key not in NOISE_KEYS}
     base = {**preset, **own, **initial.architecture}
     differing = [name for name in ARCHITECTURE if options.get(name) is not None and options[name] != base[name]]
     if differing:
@@ -156,3 +157,8 @@ def train_charlm_command(options: dict[str, Any]) -> Iterator[str]:
         yield f"{name:<20}{s['chars_seen']:>14,}{s['hours']:>8.2f}{s['chars_per_second']:>10,}{s['valid_ppl']:>11.3f}{s['test_ppl']:>10.3f}"
     for name, s in rows:
         yield f"{name}: {s['model']} (learning curve: {Path(s['model']).parent / 'learning-curve.png'})"
+    for name, s in rows:
+        if s.get("noise"):
+            noise = s["noise"]
+            yield (f"{name}: trained with noise {noise['scheme']}:{noise['share']} (targets: {noise['targets']}), "
+                   f"{noise['alphabet']['size']} characters injected, mask id {noise['mask']['id']}; valid and test perplexity on clean text")

@@ -18,6 +18,11 @@ the decoder in bfloat16, through oneDNN on CPUs with AMX); weights, gradients, S
 validation stay float32. A device without native bfloat16 is refused with one line (`require_precision`: oneDNN's
 LSTM fails there at the first step). It is a property of the invocation, not of the run: a checkpoint resumes
 under either, and each learning-curve point records `precision` where it is not float32.
+
+Noise (`hyper.noise`, `flairsuite.charlm.noise`): each training window is corrupted as it is sliced (inputs, and with
+`smlm` the targets); the dictionary gains the mask's row and any alphabet character it lacks. The noise is a function
+of the seed and the data position, so the checkpoint needs nothing more for an exact resume; its identity holds the
+alphabet. Validation reads clean text.
 """
 
 import logging
@@ -34,6 +39,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from flairsuite.charlm.batches import StreamBatches
 from flairsuite.charlm.initial import InitialModel, extended_state
+from flairsuite.charlm.noise import build_noise
 from flairsuite.charlm.settings import Hyper
 from flairsuite.charlm.storage import check_storage, load_language_model, store_weights_as
 from flairsuite.errors import FlairsuiteError
@@ -113,9 +119,10 @@ class CharLMTrainer(StreamTraining[LMProgress]):
         streams = StreamBatches(corpus.array("train"), hyper.batch_size, hyper.sequence_length, forward)
         self.train_batches = streams.block(*ranks.share(hyper.batch_size))  # this rank's streams (all of them for one rank)
         self.valid_batches = evaluation_batches(corpus.array("valid"), hyper, forward)
+        self.noise = build_noise(hyper, corpus, seed, forward)  # None without --noise
         torch.manual_seed(seed)
         self.model = LanguageModel(
-            char_dictionary(corpus.chars),
+            char_dictionary([*corpus.chars, *(self.noise.rows if self.noise else ())]),
             is_forward_lm=forward,
             hidden_size=hyper.hidden_size,
             nlayers=hyper.nlayers,
@@ -136,7 +143,10 @@ class CharLMTrainer(StreamTraining[LMProgress]):
 
     def identity(self) -> dict[str, Any]:
         """What a checkpoint must match to be resumed by this trainer."""
-        identity = {"hyper": asdict(self.hyper), "forward": self.forward, "corpus": self.corpus.path.name, "seed": self.seed}
+        hyper = {key: value for key, value in self.hyper.record().items() if key != "noise_alphabet"}  # its characters below
+        identity = {"hyper": hyper, "forward": self.forward, "corpus": self.corpus.path.name, "seed": self.seed}
+        if self.noise:
+            identity["noise"] = self.noise.identity()
         return {**identity, "init": self.initial.digest} if self.initial else identity
 
     def start(self) -> None:
@@ -319,7 +329,7 @@ class CharLMTrainer(StreamTraining[LMProgress]):
             progress.offset = 0
             self.hidden = self.model.init_hidden(self.train_batches.batch_size)
         length = window_length(self.hyper, progress.chars)
-        window = self.train_batches.window(progress.offset, length)
+        window = self.train_batches.window(progress.offset, length, self.noise, progress.epoch)
         inputs, targets = (t.to(self.device, non_blocking=True) for t in window)
         self.hidden = tuple(h.detach() for h in self.hidden)
         with autocast(self.device, self.precision):

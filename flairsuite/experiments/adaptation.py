@@ -89,7 +89,8 @@ def train_arguments(adaptation: Adaptation, home: Path, resume: bool, threads: A
     """The train-charlm command line that adapts the pair into `home`'s charlm folder (`init`: its `--init`, default the block's)."""
     args = ["--init", init or str(adaptation.init), "--name", adaptation.name, "--out", str(charlm_dir(home)), "--resume" if resume else "--force"]
     budget = ["--max-chars", str(adaptation.max_chars)] if adaptation.max_chars is not None else []
-    return args + budget + text_arguments(adaptation, threads)
+    noise = ["--noise", adaptation.noise] if adaptation.noise is not None else []
+    return args + budget + noise + text_arguments(adaptation, threads)
 
 
 def text_arguments(adaptation: Adaptation, threads: Any) -> list[str]:

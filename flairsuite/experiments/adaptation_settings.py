@@ -10,6 +10,7 @@ unannotated text before the runs.
       epochs: 5                       # optional: fastText's passes over the text (default: train-fasttext --init's, 5)
       heldout_fraction: 0.01          # optional: the text's share held out for validation and test
       exclude: [letters]              # optional: corpora of the experiment whose dev/test sentences are cut out (default: all)
+      noise: smlm:0.1                 # optional: train-charlm --noise, synthetic OCR noise from the text's alphabet (default: none)
 
 Either `init` or `fasttext` may be left out (only the other is adapted). A name is looked up below the home folder,
 then the other model folders (the installed clone's released models: `flairsuite.experiments.adaptation`). The stacks name the adapted pair and vectors as
@@ -22,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, Optional
 
+from flairsuite.charlm.settings import NOISE
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.rawtext.prepare import corpus_sources
@@ -30,7 +32,7 @@ from flairsuite.values import show
 
 KEY = "adapt"
 EXAMPLE = "adapt: {init: de, text: texts/letters.txt, name: de-letters}"
-FIELDS = ("init", "fasttext", "text", "name", "max_chars", "epochs", "heldout_fraction", "exclude")
+FIELDS = ("init", "fasttext", "text", "name", "max_chars", "epochs", "heldout_fraction", "exclude", "noise")
 HELDOUT_SHARE = interval(0, 0.5, low_open=True, high_open=True)
 PAIR = Rule("the name or path prefix of a trained pair, e.g. de", lambda v: isinstance(v, str) and bool(v.strip()))
 VECTORS = Rule("the name or folder of fastText vectors trained with their model, e.g. de", lambda v: isinstance(v, str) and bool(v.strip()))
@@ -50,6 +52,7 @@ class Adaptation(CheckedSettings):
     epochs: Optional[int] = setting(POSITIVE_INTEGER.or_null("five passes over the text"), None)
     heldout_fraction: Optional[float] = setting(HELDOUT_SHARE.or_null("train-charlm's default"), None)
     exclude: tuple[str, ...] = ()
+    noise: Optional[str] = setting(NOISE.or_null("no noise"), None)  # train-charlm's --noise (charlm.settings.Hyper.noise)
     wording: ClassVar[Wording] = Wording(lambda name: f"{KEY}: {name}", KEYS.found)
 
     def specs(self) -> tuple[str, ...]:
@@ -59,7 +62,8 @@ class Adaptation(CheckedSettings):
 
     def settings(self) -> dict[str, Any]:
         """What the block sets for the pair besides the initial pair and the text (fingerprinted with their digests)."""
-        return {"name": self.name, "max_chars": self.max_chars, "heldout_fraction": self.heldout_fraction, "exclude": list(self.exclude)}
+        settings = {"name": self.name, "max_chars": self.max_chars, "heldout_fraction": self.heldout_fraction, "exclude": list(self.exclude)}
+        return {**settings, "noise": self.noise} if self.noise is not None else settings  # without noise: fingerprints as before
 
     def vectors_settings(self) -> dict[str, Any]:
         """What the block sets for the vectors besides the initial vectors and the text (fingerprinted with their digests)."""
@@ -122,7 +126,7 @@ def parse_adaptation(data: dict[str, Any], base: Path, corpora: list[CorpusChoic
     heldout = block.get("heldout_fraction")
     adaptation = Adaptation(
         init=block.get("init"), fasttext=block.get("fasttext"), max_chars=block.get("max_chars"), epochs=block.get("epochs"),
-        heldout_fraction=heldout,
+        heldout_fraction=heldout, noise=block.get("noise"),
     )
     name = safe_name(f"{KEY}: name", block["name"])
     for key, initial, adapted in (("init", "pair's", "pair a name of its"), ("fasttext", "vectors'", "vectors a name of their")):
