@@ -52,7 +52,7 @@ from flairsuite.wordvectors.settings import FastTextConfig
 )
 @force_option("Discard an earlier run's checkpoint and start over.")
 @options_from(PrepareConfig, "seed")
-@threads_option_for("all cores", "CPU threads")
+@threads_option_for("the cores other processes leave free", "CPU threads")
 @click.option(
     "--precision", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True,
     help="Training steps' arithmetic: bfloat16 runs them under autocast (1.6x the characters/s at the same perplexity per character "
@@ -182,7 +182,7 @@ def compact_fasttext(source: str, datasets: tuple[str, ...], name: str, out_dir:
 )
 @click.option("--resume", is_flag=True, help="Continue the run whose checkpoint is in the model folder (exactly, after a kill).")
 @force_option("Discard an earlier run's checkpoint or model and start over.")
-@threads_option_for("all cores", "CPU threads")
+@threads_option_for("the cores other processes leave free", "CPU threads")
 @click.option(
     "--precision", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True,
     help="Training steps' arithmetic: bfloat16 runs them under autocast (benchmarks/bert_speed.py --part precision: tokens/s and "

@@ -24,7 +24,7 @@ QUICKSTART_LM_HOURS = 0.05  # 3 minutes per direction when no LM pair is present
               "(a run whose embedding files only moved to new names is kept).")
 @click.option("--keep-finished", is_flag=True,
               help="Keep runs finished with the same settings on other embedding files (e.g. fastText trained again on another machine).")
-@threads_option_for("torch's choice, all cores; --ray: 1 a run")
+@threads_option_for("the cores other processes leave free; --ray: 1 a run")
 @click.option("--runs", "patterns", multiple=True, metavar="PATTERN",
               help="Only the runs whose id matches (shell-style, e.g. 'ler-*/*/map*/*'); repeatable, each must match a run.")
 @click.option(
@@ -102,7 +102,7 @@ def adapt_first(experiment: "Experiment", threads: Optional[int], corpora_dir: O
 
 
 @cli.command("quickstart")
-@threads_option_for("all cores")
+@threads_option_for("the cores other processes leave free")
 @corpora_dir_option
 @click.pass_context
 def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional[str]) -> None:

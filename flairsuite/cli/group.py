@@ -8,6 +8,8 @@ import click
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.logs import logs_to_stderr
+from flairsuite.runtime.threads import apply as apply_threads
+from flairsuite.runtime.threads import prepare_for_torch
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,15 +52,20 @@ def force_option(what: str) -> Callable[[F], F]:
     return click.option("--force", is_flag=True, help=what)
 
 
-threads_option = threads_option_for("torch's choice, one per core")
+threads_option = threads_option_for("the cores other processes leave free")
+
+
+# commands whose torch work is the fast path's two independent workers (the LM pair, one intra-op thread each at 2
+# threads), which meet once a batch: they keep 2 threads beside other work (flairsuite.runtime.threads, "shape")
+TWO_WORKERS = frozenset({"predict", "serve", "evaluate"})
 
 
 def set_threads(threads: Optional[int]) -> None:
-    """`--threads`: torch's intra-op threads (None: leave torch's default)."""
-    if threads:
-        import torch
-
-        torch.set_num_threads(threads)
+    """`--threads`: torch's intra-op threads; None: the cores other processes leave free (the rule of
+    `flairsuite.runtime.threads`, by the shape of the command running), unless $OMP_NUM_THREADS or
+    $FLAIRSUITE_THREADS_POLICY=torch decides."""
+    ctx = click.get_current_context(silent=True)
+    apply_threads(threads, 2 if ctx is not None and ctx.command.name in TWO_WORKERS else 1)
 
 
 @click.group(cls=SuiteGroup)
@@ -75,5 +82,7 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console entry point."""
+    """Console entry point (and `python -m flairsuite`): before any command can load torch, its default threads and
+    OpenMP's wait policy are arranged (`runtime.threads`; commands that never load torch pay nothing for it)."""
+    prepare_for_torch()
     cli()

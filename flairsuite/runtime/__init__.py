@@ -1,1 +1,1 @@
-"""Runtime helpers: numeric precision, distributed process groups, memory, the allocator."""
+"""Runtime helpers: threads (the default count beside other work), numeric precision, distributed process groups, memory, the allocator."""
