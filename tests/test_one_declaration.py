@@ -22,7 +22,7 @@ from flairsuite.settings_schema import HELP, CheckedSettings
 SAME_NAME_OTHER_SETTING = {
     "threads": ("the process's thread count: one declaration, cli/group.threads_option_for; FastTextConfig.threads receives it "
                 "(no help of its own)", {"train-charlm", "train-fasttext", "train-bert", "evaluate", "charlm-perplexity", "tag",
-                                         "quickstart", "predict", "serve", "suggest"}),
+                                         "quickstart", "predict", "serve", "suggest", "train-tagger"}),
     "name": ("the output folder's or dataset's name; Adaptation.name is a key of an experiment's adapt: block",
              {"corpora stats", "corpora check", "corpora fetch", "train-charlm", "train-fasttext", "compact-fasttext", "train-bert",
               "evaluate", "charlm-perplexity"}),
@@ -34,7 +34,10 @@ SAME_NAME_OTHER_SETTING = {
                   "tagger's, set in an experiment file", {"train-charlm", "train-bert"}),
     "batch_size": ("sentences per inference batch; the training settings' batch sizes are other settings",
                    {"evaluate", "predict", "suggest"}),
-    "texts": ("suggest's input files; Adaptation.texts is the adapt: block's text", {"suggest"}),
+    "texts": ("suggest's input files, and train-tagger's plain texts, which it writes into the adapt: block's text; Adaptation.texts "
+              "is that key read back (a plain field, no rule or option of its own)", {"suggest", "train-tagger"}),
+    "max_epochs": ("train-tagger's cap, written into the experiment file's train: block, where TrainSettings.max_epochs checks it "
+                   "(an option generated from TrainSettings would load torch with the CLI: models/settings.py imports it)", {"train-tagger"}),
 }
 
 

@@ -11,6 +11,7 @@ from flairsuite.cli import (  # noqa: F401  (registers the commands)
     lexicon,
     predict_and_serve,
     suggest,
+    train_tagger,
 )
 from flairsuite.cli.group import cli, main
 
