@@ -12,6 +12,14 @@ and the spans are read from the fixed tags. `fast` runs `flairsuite.inference.Fa
 length-bucketed); otherwise the model's own Flair `predict` (CSE's labels spans: they are read back as
 BIO tags).
 
+A plain text is read as `flairsuite.corpora.line_ends.reading_view` gives it: words broken at a line end are
+joined ("Ber-\nlin" reads "Berlin", "Lasker-\nSchüler" "Lasker-Schüler"; the rule is that module's), and every
+offset maps back to the original characters (a span over "Berlin" covers "Ber-\nlin"); `join_lines` false
+(`--keep-line-ends`) reads the text as before. After Entity-Fix the tags of a span-tagging model go through the rules
+of `flairsuite.inference.reader_spans` (spans trimmed of leading and trailing punctuation tokens; punctuation-only
+spans and spans across a line break dropped, and counted in the summary line), so that every format holds the same
+spans; `reader_spans` false (`--keep-raw-spans`) keeps the tags as tagged.
+
 The markup formats (`flairsuite.markup`) write the spans at their character offsets in the input (Flair's
 sentence and token start positions): `tei` a TEI P5 document of a plain text, or the TEI/XML input (a name
 ending .xml/.tei, or text starting with `<`) with entity elements inserted in place; `html` one page.
@@ -28,11 +36,13 @@ TEI/XML input is read whole. A progress bar in bytes of the input goes to stderr
 """
 
 import json
+import re
 import tempfile
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional, Protocol
 
@@ -42,9 +52,12 @@ from flair.file_utils import load_torch_state
 from flair.models import SequenceTagger
 
 import flairsuite.bert  # noqa: F401  (a tagger on a relative/WWA BERT rebuilds its model type "flairsuite_bert" on loading)
-from flairsuite.corpora.segmentation import flair_view, split_text
+from flairsuite.corpora.line_ends import reading_view
+from flairsuite.corpora.segmentation import split_text
 from flairsuite.errors import FlairsuiteError, InputError
-from flairsuite.inference.stream import Part, linked, text_parts
+from flairsuite.inference.reader_spans import ReaderRules
+from flairsuite.inference.reader_spans import summary as rules_summary
+from flairsuite.inference.stream import Part, linked, text_abbreviations, text_parts
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.inference.textfile import TextInfo, chunks, progress, scan, spooled_stdin
 from flairsuite.markup.annotated import Annotated
@@ -69,6 +82,7 @@ XML_SUFFIXES = (".xml", ".tei")
 BOM = "\ufeff"
 STDIN = Path("-")  # the input argument `-`: the text comes from stdin
 STDIN_NAME = "<stdin>"
+NON_SPACE = re.compile(r"\S+")
 
 
 def shown(path: Path) -> Path:
@@ -194,19 +208,20 @@ class Prediction:
     tokens: int
     inserted: Optional[int] = None  # entities written as markup (tei, html)
     skipped: int = 0  # entities not inserted because they would cross markup (tei)
-    passed_over: int = 0  # p/s/ab elements of a TEI/XML input not tagged: they hold other elements
+    already_marked: Optional[int] = None  # entities of a TEI/XML input not inserted: they overlap an entity element already there (tei)
     xml_as_text: bool = False  # a TEI/XML-looking input tagged as plain text, markup included (column, json)
+    rules: Counter = field(default_factory=Counter)  # what the reader rules did (`flairsuite.inference.reader_spans`)
 
     def summary(self, seconds: float) -> str:
         """The line `predict` prints on stderr."""
         line = f"tagged {self.sentences:,} sentences, {self.tokens:,} tokens in {seconds:.1f} s"
         if self.inserted is not None:
             line += f"; inserted {self.inserted:,} entities, skipped {self.skipped:,} crossing markup"
-        if self.passed_over:
-            line += f"; {self.passed_over:,} p/s/ab elements left untagged (they hold other elements)"
+        if self.already_marked is not None:
+            line += f", {self.already_marked:,} already marked"
         if self.xml_as_text:
-            line += "; the file looks like TEI/XML and was read as plain text, markup included (--format tei or html tag its p, s and ab)"
-        return line
+            line += "; the file looks like TEI/XML and was read as plain text, markup included (--format tei or html tag its text blocks)"
+        return line + rules_summary(self.rules)
 
 
 def looks_like_xml(path: Path, text: str) -> bool:
@@ -235,11 +250,13 @@ def checked_tagger(model_path: Path, entity_fix: bool, markup: bool = False, fmt
 
 
 def tag_texts(
-    model: flair.nn.Classifier, texts: Sequence[str], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool
+    model: flair.nn.Classifier, texts: Sequence[str], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool,
+    join_lines: bool = False, rules: Optional[ReaderRules] = None,
 ) -> tuple[list[list[Span]], int, int]:
     """Every text's spans at character offsets in it (one batch for all texts), and the numbers of sentences and tokens;
-    no tokens at all: an input error."""
-    views = [flair_view(text) for text in texts]  # Flair drops zero-width characters: spans are mapped back to `texts`
+    no tokens at all: an input error. `join_lines`: words broken at line ends joined (`reading_view`); `rules`: the
+    reader rules applied to the tags (and counted there)."""
+    views = [reading_view(text, join_lines) for text in texts]  # Flair drops zero-width characters: spans are mapped back to `texts`
     per_text = [split(view.text, model_segmentation(model)) for view in views]
     sentences = [sentence for found in per_text for sentence in found]
     if not sentences:
@@ -247,38 +264,49 @@ def tag_texts(
     tagged = tag(model, sentences, fast, batch_size)
     tagged = fixed(tagged) if entity_fix else tagged
     spans, position = [], 0
-    for view, found in zip(views, per_text):
-        found_spans = char_spans(view.text, found, tagged[position : position + len(found)])
+    for text, view, found in zip(texts, views, per_text):
+        rows = tagged[position : position + len(found)]
+        found_spans = char_spans(view.text, found, rules.apply(found, rows, text, view.original) if rules is not None else rows)
         spans.append([Span(*view.original(s.start, s.end), s.type, s.confidence) for s in found_spans])
         position += len(found)
     return spans, len(sentences), sum(len(s) for s in sentences)
 
 
 def xml_prediction(
-    model_path: Path, source: str, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool, type_map: TypeMap
+    model_path: Path, source: str, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool, type_map: TypeMap,
+    blocks: Optional[frozenset[str]] = None, reader_spans: bool = True,
 ) -> Prediction:
-    """`fmt` "tei" or "html" of the taggable p/s/ab elements of a TEI/XML input (TEI: tagged in place); `source` is its text, read whole."""
-    document = parse_xml(source.removeprefix(BOM), input_path)
+    """`fmt` "tei" or "html" of the text blocks of a TEI/XML input (`blocks`: the block elements, default
+    `flairsuite.markup.tei_blocks.DEFAULT_BLOCKS`), TEI tagged in place, HTML showing the same texts; `source` is its text, read whole."""
+    document = parse_xml(source.removeprefix(BOM), input_path, blocks)
     if not document.segments:
-        raise InputError(input_path, None, "no text to tag: no p, s or ab element (outside teiHeader) holds only text and milestones such as lb, pb")
+        raise InputError(input_path, None, "no text to tag: no text block (p, head, opener, ... outside teiHeader; see --tei-blocks) holds any text")
     texts = [segment.text for segment in document.segments]
     model = checked_tagger(model_path, entity_fix, markup=True)
-    spans, sentences, tokens = tag_texts(model, texts, input_path, fast, batch_size, entity_fix)
+    rules = ReaderRules(reader_spans)  # the same rules as for a plain text; a block's words are joined by its markup (lb break="no")
+    spans, sentences, tokens = tag_texts(model, texts, input_path, fast, batch_size, entity_fix, rules=rules)
     if fmt == "html":
         page = render_html(list(zip(texts, spans)), input_path.name)
-        return Prediction(page, sentences, tokens, sum(map(len, spans)), 0, document.passed_over)
+        return Prediction(page, sentences, tokens, sum(map(len, spans)), 0, rules=rules.counts)
     marked = tag_in_place(document, spans, type_map)
     bom = BOM if source.startswith(BOM) else ""
-    return Prediction(bom + marked.text, sentences, tokens, marked.inserted, marked.skipped, document.passed_over)
+    return Prediction(bom + marked.text, sentences, tokens, marked.inserted, marked.skipped, marked.already_marked, rules=rules.counts)
+
+
+def pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """`text[start:end]` cut at its whitespace: a word joined across a line end ("Ber-\nlin") is its lines' pieces."""
+    found = [(start + match.start(), start + match.end()) for match in NON_SPACE.finditer(text[start:end])]
+    return found or [(start, end)]
 
 
 def annotated_text(text: str, view: Offsets, sentences: Sequence[Sentence], tagged: Tagged) -> Annotated:
-    """The text with its tokens (Flair's, at their offsets in `text`) and the spans of the tags, as `sentence_json` reads them."""
+    """The text with its tokens (Flair's, at their offsets in `text`; a word joined across a line end as the pieces of its
+    lines, `pieces`, which no token format can hold whole) and the spans of the tags, as `sentence_json` reads them."""
     offsets, spans = [], []
     for sentence, tags in zip(sentences, tagged):
         base = sentence.start_position
         tokens = [view.original(base + token.start_position, base + token.end_position) for token in sentence]
-        offsets.append(tokens)
+        offsets.append([piece for token in tokens for piece in pieces(text, *token)])
         for indices, confidence, kind in get_spans_from_bio([t for t, _ in tags], [c for _, c in tags]):
             spans.append(Span(tokens[indices[0]][0], tokens[indices[-1]][1], kind, confidence))
     return Annotated(text, offsets, spans)
@@ -471,13 +499,14 @@ def output(fmt: str, model: flair.nn.Classifier, model_path: Path, input_path: P
 
 
 def tagged_parts(
-    model: flair.nn.Classifier, parts: Iterable[Part], fast: bool, batch_size: Optional[int], entity_fix: bool
+    model: flair.nn.Classifier, parts: Iterable[Part], fast: bool, batch_size: Optional[int], entity_fix: bool, rules: Optional[ReaderRules] = None
 ) -> Iterator[tuple[Part, Tagged]]:
-    """Every part with its sentences' raw tags (after Entity-Fix when asked), tagged one part at a time."""
+    """Every part with its sentences' raw tags (after Entity-Fix when asked, then the reader `rules`), tagged one part at a time."""
     run = tagger(model, fast, batch_size)
     for part in linked(parts):
         tagged = run(part.sentences) if part.sentences else []
-        yield part, fixed(tagged) if entity_fix else tagged
+        tagged = fixed(tagged) if entity_fix else tagged
+        yield part, rules.apply(part.sentences, tagged, part.text, part.local) if rules is not None else tagged
 
 
 @contextmanager
@@ -492,16 +521,20 @@ def readable(input_path: Path) -> Iterator[Path]:
 
 def stream_prediction(
     write: Callable[[str], Any], model_path: Path, path: Path, input_path: Path, info: TextInfo, fmt: str,
-    fast: bool, batch_size: Optional[int], entity_fix: bool, type_map: TypeMap,
+    fast: bool, batch_size: Optional[int], entity_fix: bool, type_map: TypeMap, join_lines: bool = True, reader_spans: bool = True,
 ) -> Prediction:
-    """The plain text at `path` (`input_path`: its name in errors) tagged part by part, `fmt` written by `write` as it comes."""
+    """The plain text at `path` (`input_path`: its name in errors) tagged part by part, `fmt` written by `write` as it comes
+    (`join_lines`: words broken at line ends joined; `reader_spans`: the reader rules applied to a span tagger's tags)."""
     model = checked_tagger(model_path, entity_fix, markup=fmt in MARKUP_FORMATS or fmt in ANNOTATION_FORMATS, fmt=fmt)
     writer = output(fmt, model, model_path, input_path, type_map)
     sentences = tokens = 0
-    parts = text_parts(chunks(path, input_path), model_segmentation(model))
+    segmentation = model_segmentation(model)
+    learned = text_abbreviations(chunks(path, input_path), join_lines) if segmentation == "words" else ()  # a first pass over the file
+    parts = text_parts(chunks(path, input_path), segmentation, join=join_lines, abbreviations=learned)
+    rules = ReaderRules(reader_spans and predicts_spans(model))
     with progress(info.size, "predict") as bar:
         bar.update(len(BOM.encode("utf-8")) if info.bom else 0)  # read, but before the text's first character
-        for part, tagged in tagged_parts(model, parts, fast, batch_size, entity_fix):
+        for part, tagged in tagged_parts(model, parts, fast, batch_size, entity_fix, rules):
             sentences, tokens = sentences + len(part.sentences), tokens + sum(map(len, part.sentences))
             if text := writer.part(part, tagged):
                 write(text)
@@ -511,8 +544,8 @@ def stream_prediction(
     for text in writer.end():
         write(text)
     if isinstance(writer, MarkupOutput) and writer.marked is not None:
-        return Prediction("", sentences, tokens, writer.marked.inserted, writer.marked.skipped)
-    return Prediction("", sentences, tokens, xml_as_text=looks_like_xml(input_path, info.head))
+        return Prediction("", sentences, tokens, writer.marked.inserted, writer.marked.skipped, rules=rules.counts)
+    return Prediction("", sentences, tokens, xml_as_text=looks_like_xml(input_path, info.head), rules=rules.counts)
 
 
 def predict_to(
@@ -524,25 +557,34 @@ def predict_to(
     batch_size: Optional[int],
     entity_fix: bool = False,
     markup_map: Optional[Path] = None,
+    tei_blocks: Optional[frozenset[str]] = None,
+    join_lines: bool = True,
+    reader_spans: bool = True,
 ) -> Prediction:
     """`input_path` (`-`: stdin) tagged by the model in format `fmt` (one of FORMATS; Entity-Fix applied on request;
-    `markup_map`: a YAML type map for tei), the output given to `write` piece by piece as it is made (its `text` is empty)."""
+    `markup_map`: a YAML type map for tei; `tei_blocks`: the block elements of a TEI/XML input for tei and html), the output
+    given to `write` piece by piece as it is made (its `text` is empty). A plain text's words broken at line ends are
+    joined unless `join_lines` is false, and the reader rules apply to its spans unless `reader_spans` is false (module
+    docstring); a TEI/XML input is read as its markup says."""
     if fmt not in FORMATS:
         raise FlairsuiteError(f"unknown format '{fmt}': one of {', '.join(FORMATS)}")
     if markup_map is not None and fmt != "tei":
         raise FlairsuiteError(f"--markup-map applies to --format tei only, not {fmt}")
+    if tei_blocks is not None and fmt not in MARKUP_FORMATS:
+        raise FlairsuiteError(f"--tei-blocks applies to --format tei and html only, not {fmt}")
     type_map = load_type_map(markup_map) if markup_map is not None else DEFAULT_TYPE_MAP
     with readable(input_path) as path:
         input_path = shown(input_path)
         info = scan(path, input_path)
         if fmt in MARKUP_FORMATS and looks_like_xml(input_path, info.head):
-            found = xml_prediction(model_path, path.read_bytes().decode("utf-8"), input_path, fmt, fast, batch_size, entity_fix, type_map)
+            source = path.read_bytes().decode("utf-8")
+            found = xml_prediction(model_path, source, input_path, fmt, fast, batch_size, entity_fix, type_map, tei_blocks, reader_spans)
             write(found.text)
             return replace(found, text="")
         if info.blank:
             what = "input" if input_path == Path(STDIN_NAME) else "file"
             raise InputError(input_path, None, f"no text to tag: the {what} is empty or blank")
-        return stream_prediction(write, model_path, path, input_path, info, fmt, fast, batch_size, entity_fix, type_map)
+        return stream_prediction(write, model_path, path, input_path, info, fmt, fast, batch_size, entity_fix, type_map, join_lines, reader_spans)
 
 
 def predict_document(*arguments: Any, **keywords: Any) -> Prediction:
@@ -552,7 +594,10 @@ def predict_document(*arguments: Any, **keywords: Any) -> Prediction:
     return replace(found, text="".join(pieces))
 
 
-def predict_file(model_path: Path, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool = False) -> tuple[str, int, int]:
-    """The tagged text of `input_path` in format `fmt` (Entity-Fix applied on request), with its numbers of sentences and tokens."""
-    found = predict_document(model_path, input_path, fmt, fast, batch_size, entity_fix)
+def predict_file(
+    model_path: Path, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool = False, **options: Any
+) -> tuple[str, int, int]:
+    """The tagged text of `input_path` in format `fmt` (Entity-Fix applied on request; `options`: `predict_to`'s), with its
+    numbers of sentences and tokens."""
+    found = predict_document(model_path, input_path, fmt, fast, batch_size, entity_fix, **options)
     return found.text, found.sentences, found.tokens

@@ -23,6 +23,12 @@ repeats of a kept unit's words, which the near-duplicate rule only uses to fill 
 pool. So a letter formula repeated ten thousand times holds one place; the choice differs from that over all units only
 where more than the pool's sets of words are needed to find N units that are not near-duplicates of each other.
 A document unit is held whole while it is scored. A progress bar in bytes of TEXTS goes to stderr.
+
+As in `predict`, a plain text's words broken at a line end are joined before tagging (`flairsuite.corpora.line_ends`:
+the unit holds "Berlin" for "Ber-\nlin", its `file:line` is where it starts in the file; `join` false,
+`--keep-line-ends`: not), and the written tags go through the reader rules (`flairsuite.inference.reader_spans`:
+spans trimmed of punctuation tokens, punctuation-only spans and spans across a line break of the file dropped, counted
+in the summary line; `reader_spans` false, `--keep-raw-spans`: not). Ranking reads the model's own tags.
 """
 
 import heapq
@@ -41,7 +47,8 @@ from flair.data import Sentence, get_spans_from_bio
 from flairsuite.corpora.formats import read_tagged
 from flairsuite.corpora.registry import FormatSpec
 from flairsuite.errors import FlairsuiteError, InputError
-from flairsuite.inference.stream import link, linked, text_parts
+from flairsuite.inference.reader_spans import ReaderRules, words_and_gaps
+from flairsuite.inference.stream import link, linked, text_abbreviations, text_parts
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger, Layout, torch_threads
 from flairsuite.inference.textfile import BOM, TextInfo, chunks, progress, scan
 from flairsuite.markup.annotated import from_tokens
@@ -50,7 +57,7 @@ from flairsuite.models.card import model_segmentation
 from flairsuite.models.crf import emissions
 from flairsuite.models.selection import pick, ranked, word_set
 from flairsuite.models.uncertainty import MEASURES, Scores, check_supported, scores_from_emissions
-from flairsuite.predict import load_tagger
+from flairsuite.predict import load_tagger, predicts_spans
 
 FORMATS = ("column", *ANNOTATION_FORMATS)
 UNITS = ("sentence", "document")
@@ -79,10 +86,12 @@ def bom_bytes(info: TextInfo) -> int:
 
 @dataclass(frozen=True)
 class Unit:
-    """A sentence or a document of TEXTS: where it starts (`file:line`) and its sentences."""
+    """A sentence or a document of TEXTS: where it starts (`file:line`), its sentences and, for a plain text, per sentence
+    the file's text between each two tokens (None: a corpus file, whose tokens have no line breaks between them)."""
 
     source: str
     sentences: list[Sentence]
+    gaps: Optional[list[list[str]]] = None
 
 
 def corpus_format(path: Path) -> FormatSpec:
@@ -111,36 +120,40 @@ def corpus_units(path: Path) -> list[Unit]:
     return units
 
 
-def text_part_units(path: Path, segmentation: str) -> Iterator[tuple[list[Unit], int]]:
-    """The sentences of a plain-text file part by part (`flairsuite.inference.stream`), each with the line it starts on,
-    and the bytes of the file each part covers."""
+def text_part_units(path: Path, segmentation: str, join: bool = True) -> Iterator[tuple[list[Unit], int]]:
+    """The sentences of a plain-text file part by part (`flairsuite.inference.stream`; `join`: words broken at line ends
+    joined), each with the line it starts on, and the bytes of the file each part covers."""
     lines, bom = 1, bom_bytes(checked_text_file(path))
-    for part in linked(text_parts(chunks(path, path), segmentation)):
+    learned = text_abbreviations(chunks(path, path), join) if segmentation == "words" else ()  # a first pass over the file
+    for part in linked(text_parts(chunks(path, path), segmentation, join=join, abbreviations=learned)):
         units = []
         for sentence in part.sentences:
             start = part.local(sentence.start_position, sentence.start_position + 1)[0]
-            units.append(Unit(f"{path}:{lines + part.text.count(chr(10), 0, start)}", [sentence]))
+            gaps = words_and_gaps(sentence, part.text, part.local)[1]
+            units.append(Unit(f"{path}:{lines + part.text.count(chr(10), 0, start)}", [sentence], [gaps]))
         lines += part.text.count("\n")
         yield units, len(part.text.encode("utf-8")) + (bom if part.start == 0 else 0)
 
 
-def text_units(path: Path, text: str, segmentation: str, offset_line: int = 1) -> list[Unit]:
+def text_units(path: Path, text: str, segmentation: str, offset_line: int = 1, join: bool = True) -> list[Unit]:
     """The sentences of a plain text held whole (a paragraph), each with the line it starts on."""
     units = []
-    for part in text_parts([text], segmentation):
+    learned = text_abbreviations([text], join) if segmentation == "words" else ()
+    for part in text_parts([text], segmentation, join=join, abbreviations=learned):
         for sentence in part.sentences:
             start = part.original(sentence.start_position, sentence.start_position + 1)[0]
-            units.append(Unit(f"{path}:{offset_line + text.count(chr(10), 0, start)}", [sentence]))
+            gaps = words_and_gaps(sentence, part.text, part.local)[1]
+            units.append(Unit(f"{path}:{offset_line + text.count(chr(10), 0, start)}", [sentence], [gaps]))
     Sentence.set_context_for_sentences([s for unit in units for s in unit.sentences])
     return units
 
 
-def file_units(path: Path, segmentation: str) -> Iterator[tuple[list[Unit], int]]:
+def file_units(path: Path, segmentation: str, join: bool = True) -> Iterator[tuple[list[Unit], int]]:
     """The sentences of one file of TEXTS (a corpus file whole, or plain text part by part), with the bytes each batch covers."""
     if path.suffix.lower() in CORPUS_SUFFIXES:
         yield corpus_units(path), path.stat().st_size
     else:
-        yield from text_part_units(path, segmentation)
+        yield from text_part_units(path, segmentation, join)
 
 
 def paragraphs(path: Path) -> Iterator[tuple[int, int, str]]:
@@ -158,13 +171,21 @@ def paragraphs(path: Path) -> Iterator[tuple[int, int, str]]:
     yield lines + len(pending) - len(pending.lstrip("\n")), len(pending.encode("utf-8")), pending
 
 
-def paragraph_units(path: Path, segmentation: str) -> Iterator[tuple[list[Unit], int]]:
+def paragraph_units(path: Path, segmentation: str, join: bool = True) -> Iterator[tuple[list[Unit], int]]:
     """The paragraphs of a plain-text file as documents, one at a time, with the bytes each covers."""
     bom = bom_bytes(checked_text_file(path))
     for line, covered, block in paragraphs(path):
         covered, bom = covered + bom, 0
-        sentences = [s for unit in text_units(path, block, segmentation, line) for s in unit.sentences] if block.strip() else []
-        yield ([Unit(f"{path}:{line}", sentences)] if sentences else []), covered
+        units = text_units(path, block, segmentation, line, join) if block.strip() else []
+        sentences = [s for unit in units for s in unit.sentences]
+        yield ([Unit(f"{path}:{line}", sentences, unit_gaps(units))] if sentences else []), covered
+
+
+def unit_gaps(units: list[Unit]) -> Optional[list[list[str]]]:
+    """The gaps of the units' sentences, in order, as one unit holds them (None where a unit has none: a corpus file's)."""
+    if any(unit.gaps is None for unit in units):
+        return None
+    return [gaps for unit in units for gaps in unit.gaps or []]
 
 
 def folder_files(folder: Path) -> list[Path]:
@@ -187,28 +208,29 @@ def texts_files(texts: Path, unit: str) -> list[Path]:
     return folder_files(texts) if texts.is_dir() else [texts]
 
 
-def unit_batches(texts: Path, files: list[Path], unit: str, segmentation: str) -> Iterator[tuple[list[Unit], int]]:
+def unit_batches(texts: Path, files: list[Path], unit: str, segmentation: str, join: bool = True) -> Iterator[tuple[list[Unit], int]]:
     """The units of TEXTS (module docstring) batch by batch, with the bytes of TEXTS each batch covers."""
     if unit == "document" and not texts.is_dir():
-        yield from paragraph_units(texts, segmentation)
+        yield from paragraph_units(texts, segmentation, join)
         return
     for path in files:
         if unit == "sentence":
-            yield from file_units(path, segmentation)
+            yield from file_units(path, segmentation, join)
             continue
-        sentences, covered = [], 0
-        for units, size in file_units(path, segmentation):
+        sentences, covered, read = [], 0, []
+        for units, size in file_units(path, segmentation, join):
             sentences.extend(s for u in units for s in u.sentences)
+            read.extend(units)
             covered += size
         if path.suffix.lower() not in CORPUS_SUFFIXES:  # a text is one document: linked throughout, as its parts were while read
             for before, after in zip(sentences, sentences[1:]):
                 link(before, after)
-        yield ([Unit(f"{path}:1", sentences)] if sentences else []), covered
+        yield ([Unit(f"{path}:1", sentences, unit_gaps(read))] if sentences else []), covered
 
 
-def read_units(texts: Path, unit: str, segmentation: str) -> list[Unit]:
+def read_units(texts: Path, unit: str, segmentation: str, join: bool = True) -> list[Unit]:
     """All the units of TEXTS (module docstring) in one list; no text at all is a one-line error naming it."""
-    found = [u for units, _ in unit_batches(texts, texts_files(texts, unit), unit, segmentation) for u in units]
+    found = [u for units, _ in unit_batches(texts, texts_files(texts, unit), unit, segmentation, join) for u in units]
     if not found:
         raise InputError(texts, None, "no sentences to rank")
     return found
@@ -260,6 +282,15 @@ class Candidate:
     scores: list[Scores]
     value: float
     preview: str
+    gaps: Optional[list[list[str]]] = None  # the unit's (`Unit.gaps`)
+
+    def tags(self, rules: Optional[ReaderRules] = None) -> list[list[tuple[str, float]]]:
+        """Its sentences' tags, through the reader `rules` when given (a corpus file's tokens: one space between each two)."""
+        tagged = [scores.tags for scores in self.scores]
+        if rules is None:
+            return tagged
+        gaps = self.gaps if self.gaps is not None else [[" "] * (len(tokens) - 1) for tokens in self.tokens]
+        return rules.apply_words(tagged, self.tokens, gaps)
 
     @staticmethod
     def of(index: int, unit: Unit, scores: list[Scores], measure: str) -> "Candidate":
@@ -269,7 +300,7 @@ class Candidate:
             preview += (" " if preview else "") + sentence.to_original_text()
             if len(preview) >= PREVIEW_CHARS:
                 break
-        return Candidate(index, unit.source, tokens, scores, Scores.combined(scores).measure(measure), preview[:PREVIEW_CHARS])
+        return Candidate(index, unit.source, tokens, scores, Scores.combined(scores).measure(measure), preview[:PREVIEW_CHARS], unit.gaps)
 
 
 class Pool:
@@ -333,10 +364,11 @@ class Suggestion:
     units: int
     chosen: int
     passed_over: int  # near-duplicates skipped on the way to the top N
+    rules: str = ""  # what the reader rules did to the written tags (`flairsuite.inference.reader_spans.summary`)
 
     def summary(self, measure: str, unit: str, seconds: float) -> str:
         return (f"ranked {self.units:,} {unit}s by {measure}; chose {self.chosen:,}, passing over {self.passed_over:,} near-duplicates, "
-                f"in {seconds:.1f} s")
+                f"in {seconds:.1f} s{self.rules}")
 
 
 def token_spans(tags: Sequence[tuple[str, float]]) -> list[tuple[int, int, str, float]]:
@@ -345,25 +377,27 @@ def token_spans(tags: Sequence[tuple[str, float]]) -> list[tuple[int, int, str, 
             for indices, confidence, kind in get_spans_from_bio([t for t, _ in tags], [c for _, c in tags])]
 
 
-def write_units(chosen: list[Candidate], fmt: str, model_version: str) -> str:
-    """The chosen units with their tags in `fmt`."""
+def write_units(chosen: list[Candidate], fmt: str, model_version: str, rules: Optional[ReaderRules] = None) -> str:
+    """The chosen units with their tags in `fmt` (through the reader `rules` when given)."""
+    tagged = [found.tags(rules) for found in chosen]
     if fmt == "column":
-        blocks = ["\n".join(f"{token}\t{tag}" for token, (tag, _) in zip(tokens, s.tags))
-                  for found in chosen for tokens, s in zip(found.tokens, found.scores)]
+        blocks = ["\n".join(f"{token}\t{tag}" for token, (tag, _) in zip(tokens, tags))
+                  for found, rows in zip(chosen, tagged) for tokens, tags in zip(found.tokens, rows)]
         return "\n\n".join(blocks) + "\n"
-    documents = [from_tokens(found.tokens, [token_spans(s.tags) for s in found.scores]) for found in chosen]
+    documents = [from_tokens(found.tokens, [token_spans(tags) for tags in rows]) for found, rows in zip(chosen, tagged)]
     if fmt == "webanno":  # one document per file, as INCEpTION imports it
-        documents = [from_tokens([tokens for found in chosen for tokens in found.tokens], [token_spans(s.tags) for found in chosen for s in found.scores])]
+        documents = [from_tokens([tokens for found in chosen for tokens in found.tokens], [token_spans(tags) for rows in tagged for tags in rows])]
     return annotation_text(documents, fmt, model_version)
 
 
-def scored_pool(model: torch.nn.Module, texts: Path, n: int, unit: str, measure: str, batch_size: Optional[int]) -> Pool:
-    """TEXTS read and scored batch by batch, the most uncertain units kept (module docstring); no units: a one-line error."""
+def scored_pool(model: torch.nn.Module, texts: Path, n: int, unit: str, measure: str, batch_size: Optional[int], join: bool = True) -> Pool:
+    """TEXTS read and scored batch by batch, the most uncertain units kept (module docstring; `join`: words broken at line
+    ends joined); no units: a one-line error."""
     files = texts_files(texts, unit)
     scorer = Scorer(model, batch_size or BATCH_SIZE)
     pool = Pool(max(POOL_FACTOR * n, MIN_POOL), n)
     with progress(sum(path.stat().st_size for path in files), "suggest") as bar:
-        for units, covered in unit_batches(texts, files, unit, model_segmentation(model)):
+        for units, covered in unit_batches(texts, files, unit, model_segmentation(model), join):
             flat = scorer([s for u in units for s in u.sentences]) if units else []
             position = 0
             for found in units:
@@ -376,15 +410,16 @@ def scored_pool(model: torch.nn.Module, texts: Path, n: int, unit: str, measure:
 
 
 def suggest(model_path: Path, texts: Path, n: int, fmt: str, unit: str = "sentence", measure: str = "uncertainty",
-            batch_size: Optional[int] = None) -> Suggestion:
-    """The top `n` units of `texts` by `measure` of the model at `model_path`, pre-annotated in `fmt` (module docstring)."""
+            batch_size: Optional[int] = None, join_lines: bool = True, reader_spans: bool = True) -> Suggestion:
+    """The top `n` units of `texts` by `measure` of the model at `model_path`, pre-annotated in `fmt` (module docstring;
+    `join_lines`: words broken at line ends joined, `reader_spans`: the reader rules applied to the written tags)."""
     if fmt not in FORMATS:
         raise FlairsuiteError(f"unknown format '{fmt}' (known: {', '.join(FORMATS)})")
     if measure not in MEASURES:
         raise FlairsuiteError(f"unknown measure '{measure}' (known: {', '.join(MEASURES)})")
     model = load_tagger(model_path)
     check_supported(model, str(model_path))
-    pool = scored_pool(model, texts, n, unit, measure, batch_size)
+    pool = scored_pool(model, texts, n, unit, measure, batch_size, join_lines)
     candidates = pool.candidates()
     order = ranked([c.value for c in candidates])
     chosen = pick(order, [[t for tokens in c.tokens for t in tokens] for c in candidates], n)
@@ -393,5 +428,6 @@ def suggest(model_path: Path, texts: Path, n: int, fmt: str, unit: str = "senten
     lines = ["rank\t" + measure + "\tsource\ttext"]
     for rank, index in enumerate(chosen, 1):
         lines.append(f"{rank}\t{candidates[index].value:.4f}\t{candidates[index].source}\t{candidates[index].preview}")
-    text = write_units([candidates[i] for i in chosen], fmt, model_path.name)
-    return Suggestion(text, "\n".join(lines) + "\n", pool.seen, len(chosen), passed)
+    rules = ReaderRules(reader_spans and predicts_spans(model))
+    text = write_units([candidates[i] for i in chosen], fmt, model_path.name, rules)
+    return Suggestion(text, "\n".join(lines) + "\n", pool.seen, len(chosen), passed, rules.summary())

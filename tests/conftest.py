@@ -1,6 +1,7 @@
 """Shared helpers for the unit tests: tiny fixture files written into tmp_path."""
 
 import gzip
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable, Union
 
@@ -123,3 +124,14 @@ def provide_derived_corpora(experiment: Path) -> None:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not (target.is_file() or (target / "test.conll").is_file()):
                 subprocess.run([sys.executable, str(REPO / script)], check=True, capture_output=True)
+
+
+def well_formed(document: str) -> ET.Element:
+    """The parsed document (xml.etree, and lxml too where it is installed)."""
+    try:
+        from lxml import etree
+    except ImportError:
+        pass
+    else:
+        etree.fromstring(document.encode("utf-8"))
+    return ET.fromstring(document.removeprefix("\ufeff"))

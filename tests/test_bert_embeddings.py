@@ -394,8 +394,8 @@ def test_flairsuite_predict_runs_the_taggers(tagged, tmp_path: Path, run: str) -
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     outputs, texts = [], []
     for fast in ("--fast", "--no-fast"):
-        done = subprocess.run([sys.executable, "-c", code, "predict", str(tagged[2] / run / "model.pt"), str(text), fast], env=env,
-                              capture_output=True, text=True)
+        command = [sys.executable, "-c", code, "predict", str(tagged[2] / run / "model.pt"), str(text), fast, "--keep-raw-spans"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True)  # the raw tags: what Flair's predict gives
         assert done.returncode == 0, done.stderr[-3000:]
         outputs.append([line.split("\t") for line in done.stdout.split("\n") if "\t" in line])  # (Flair logs to stdout too)
         texts.append(done.stdout)

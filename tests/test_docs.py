@@ -214,3 +214,30 @@ def test_the_readme_experiment_for_own_letters_reads_as_written(tmp_path):
     assert adaptation.texts == (plain.resolve(),)
     assert [own_entry(e)["format"] for e in adaptation.exclude] == ["webanno"]
     assert set(adaptation.specs()) <= {spec for stack in config.embeddings.values() for spec in stack}
+
+
+WALKTHROUGH = "experiments/walkthrough/annotations"
+TABLE_HEAD = "file sentences tokens entities repairs"
+
+
+@pytest.mark.parametrize("export, input_format", [("inception", "webanno"), ("doccano", "jsonl")])
+def test_the_walkthrough_counts_in_the_docs_are_what_corpora_stats_prints(export, input_format):
+    """The split table of `corpora stats` on each shipped export, as docs/own-data.md shows it, and the walk-through's
+    README row (sentences / tokens / entities per split) are what the installed command prints now."""
+    result = subprocess.run(["flairsuite", "corpora", "stats", f"{WALKTHROUGH}/{export}/", "--input-format", input_format],
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.strip() == TABLE_HEAD)
+    printed = [" ".join(line.split()) for line in lines[head + 1 : head + 4]]
+    page = (ROOT / "docs" / "own-data.md").read_text(encoding="utf-8")
+    shown = [" ".join(block.split("\n")[i].split()) for block in page.split(f"{export}: own corpus in ")[1:2] for i in (3, 4, 5)]
+    if export == "doccano":  # the page shows the doccano table without its first two lines
+        block = page.split("and on the doccano export")[1]
+        rows = block.split(TABLE_HEAD)[1].strip("\n").split("\n")[:3]
+        shown = [" ".join(row.split()) for row in rows]
+    assert shown == printed
+    columns = [line.split()[-4:-1] for line in printed]  # sentences, tokens, entities of train, dev, test
+    row = next(line for line in (ROOT / WALKTHROUGH / "README.md").read_text(encoding="utf-8").splitlines() if line.startswith(f"| `{export}/`"))
+    cells = [cell.strip() for cell in row.split("|")[-4:-1]]
+    assert cells == [" / ".join(f"{int(n):,}" for n in column) for column in zip(*columns)]

@@ -220,7 +220,7 @@ def test_xml_input_to_a_plain_text_format_is_tagged_as_text_and_said(models: dic
     path = write_file(tmp_path / name, content)
     result = run(str(models["map"]), str(path), "--format", fmt)
     assert result.exit_code == 0 and "Anna" in result.stdout
-    assert result.stderr.strip().endswith("the file looks like TEI/XML and was read as plain text, markup included (--format tei or html tag its p, s and ab)")
+    assert result.stderr.strip().endswith("the file looks like TEI/XML and was read as plain text, markup included (--format tei or html tag its text blocks)")
     plain = run(str(models["map"]), str(write_file(tmp_path / "plain.txt", "Anna ging nach Berlin.")), "--format", fmt)
     assert "TEI/XML" not in plain.stderr
 
@@ -235,7 +235,7 @@ def test_entity_fix_option_repairs_raw_tags(models: dict[str, Path], tmp_path: P
         model.linear.bias[model.label_dictionary.get_idx_for_item("I-place")] += 100.0
     model.save(tmp_path / "stray.pt")
     text = write_file(tmp_path / "text.txt", TEXT)
-    raw, repaired = (run(str(tmp_path / "stray.pt"), str(text), *flag) for flag in ([], ["--entity-fix"]))
+    raw, repaired = (run(str(tmp_path / "stray.pt"), str(text), "--keep-raw-spans", *flag) for flag in ([], ["--entity-fix"]))
     assert raw.exit_code == repaired.exit_code == 0, raw.output + repaired.output
     raw_blocks = [[line.split("\t") for line in block.splitlines()] for block in raw.stdout.rstrip("\n").split("\n\n")]
     fixed_blocks = [[line.split("\t") for line in block.splitlines()] for block in repaired.stdout.rstrip("\n").split("\n\n")]

@@ -39,7 +39,8 @@ def whole_sentences(text: str, segmentation: str = "words") -> list[list[tuple[i
 
 def streamed_sentences(blocks: list[str], window: int, segmentation: str = "words") -> tuple[list[list[tuple[int, int]]], list[stream.Part]]:
     """The same from the parts of the blocks, and the parts."""
-    parts = list(text_parts(blocks, segmentation, window))
+    abbreviations = stream.text_abbreviations(blocks) if segmentation == "words" else ()  # what split_text learns from the whole text
+    parts = list(text_parts(blocks, segmentation, window, abbreviations=abbreviations))
     found = [[part.original(s.start_position + t.start_position, s.start_position + t.end_position) for t in s] for part in parts for s in part.sentences]
     return found, parts
 

@@ -2,7 +2,7 @@
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from flairsuite.corpora.readers import read_lines
@@ -21,10 +21,31 @@ def source_path(spec: DatasetSpec, source: FileSpec, root: Path) -> Path:
     return path
 
 
+def joined_lines(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """(first line number, text) of the documents of a lines file whose words may break at line ends: a line ending in
+    a letter and a hyphen (`-`, `¬`, `⸗`, `=`) goes on in the next non-empty line, and the break is joined, kept as a
+    compound's hyphen or left (`Haus- und`) by `predict`'s rule (`line_ends.joined_view`)."""
+    from flairsuite.corpora.line_ends import LINE_END, joined_view  # flair's Sentence view: loaded where a text is read
+
+    pending, start = "", 0
+    for lineno, line in lines:
+        text = line.strip()
+        if not text:
+            continue
+        pending, start = (f"{pending}\n{text}", start) if pending else (text, lineno)
+        if not LINE_END.search(f"{text}\nx"):
+            yield start, " ".join(joined_view(pending).text.split("\n"))
+            pending = ""
+    if pending:
+        yield start, " ".join(joined_view(pending).text.split("\n"))
+
+
 def iter_documents(path: Path, source: FileSpec, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
     """(line number, document text) for each document of one source file."""
     fmt = source.format
-    if fmt.kind == "lines":
+    if fmt.kind == "lines" and fmt.join_line_ends:
+        yield from joined_lines(read_lines(path, encoding))
+    elif fmt.kind == "lines":
         for lineno, line in read_lines(path, encoding):
             text = line.strip()
             if text:

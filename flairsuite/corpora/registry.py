@@ -28,6 +28,9 @@ class FormatSpec:
     quotechar: str = '"'
     column: int = 0
     field: str = "text"
+    # lines: a line ending in a word broken by a hyphen goes on in the next line, joined as `predict` joins it
+    # (flairsuite.corpora.line_ends); the user's own text files (`--corpus`, `adapt: text:`), not the registered sets
+    join_line_ends: bool = False
     # own corpora (flairsuite/corpora/own.py) only:
     header: Optional[bool] = False  # column: the first line names the columns; None: auto (readers.has_header)
     sentence_end: Optional[str] = None  # column: COLUMN:FLAG|FLAG, a token whose cell holds a flag ends its sentence

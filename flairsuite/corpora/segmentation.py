@@ -1,10 +1,12 @@
-"""How raw text becomes the tokens a saved tagger was trained on: words (segtok), or one token per character.
+"""How raw text becomes the tokens a saved tagger was trained on: words (segtok's tokens), or one token per character.
 
 A tagger trained on a corpus read one token per character (the registry's `segmentation`: CLUENER)
 records `segmentation: characters` in its model card (`flairsuite.models.card`; Flair saves and loads
 the card with the model). `predict` and `serve` split raw text by the card: characters are
 cut into sentences at sentence-final punctuation and line breaks, and every non-space character is
-a token, at its offset in the text; anything else goes through Flair's segtok splitter as before.
+a token, at its offset in the text; anything else is cut into sentences by `GermanSentenceSplitter`
+(`flairsuite.corpora.sentence_splitter`: dates, Roman numerals, initials and abbreviations stay inside a sentence,
+issue 74; before, Flair's `SegtokSentenceSplitter`) and tokenised by Flair's segtok tokenizer, as before.
 
 Flair's `Sentence` drops zero-width characters and restores C1 controls as Windows-1252 before
 tokenising, so token offsets would drift after such a character: `flair_view` applies the same change
@@ -13,12 +15,15 @@ text they were given.
 """
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Optional
 
 from flair.data import Sentence
-from flair.splitter import SegtokSentenceSplitter, SentenceSplitter
+from flair.splitter import SentenceSplitter
 from flair.tokenization import Tokenizer
+
+from flairsuite.corpora.sentence_splitter import GermanSentenceSplitter
 
 SENTENCE_END = re.compile(r"[^。！？!?；;…\n]*(?:[。！？!?；;…]+[”’」』）)]*|\n|$)")
 
@@ -47,11 +52,14 @@ class CharacterSentenceSplitter(SentenceSplitter):
         return sentences
 
 
-def split_text(text: str, segmentation: str = "words") -> list[Sentence]:
+def split_text(text: str, segmentation: str = "words", abbreviations: Iterable[str] = ()) -> list[Sentence]:
     """Sentences of `text` with tokens as the model expects them (offsets in `text`); sentences without tokens are dropped.
     They are linked in order as one document (Flair's `set_context_for_sentences`): an embedding that reads document
-    context (`charlm:…@contextN`) reads each with its neighbours in the text."""
-    splitter = CharacterSentenceSplitter() if segmentation == "characters" else SegtokSentenceSplitter()
+    context (`charlm:…@contextN`) reads each with its neighbours in the text.
+
+    Words: `GermanSentenceSplitter` with the abbreviations it learns from `text` and those given (e.g.
+    `learn_abbreviations` over a corpus); its numbers against Flair's segtok splitter: benchmarks/README.md."""
+    splitter = CharacterSentenceSplitter() if segmentation == "characters" else GermanSentenceSplitter(abbreviations)
     found = [sentence for sentence in splitter.split(text) if len(sentence)]
     Sentence.set_context_for_sentences(found)
     return found

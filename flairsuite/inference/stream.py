@@ -1,18 +1,21 @@
 """A text of any length as sentences, window by window, with the sentences `split_text` gives for the whole text.
 
 `text_parts` reads blocks of text (`flairsuite.inference.textfile.chunks`) into a window. Once the window holds
-`window` characters it is split (`flair_view`, then the model's splitter: segtok's, or one token per character),
+`window` characters it is split (`reading_view`: Flair's view of it, with words broken at line ends joined unless
+`join` is off, `flairsuite.corpora.line_ends`; then the model's splitter: the German splitter with the abbreviations
+learned from the whole text in a first pass (`text_abbreviations`), or one token per character),
 and all sentences but the last `KEEP` are handed on as one `Part`; the window goes on from the end of the boundary
-(segtok's sentence end, or the character splitter's) that closed the last sentence handed on. A sentence split from a
-window can only differ from the whole text's near the window's end, where the text is cut (segtok decides a boundary
-by the pieces of text on both sides of it), so the last sentences wait for the next window, and the split goes on
+(the whitespace after a sentence, or the character splitter's sentence end) that closed the last sentence handed on.
+A sentence split from a window can only differ from the whole text's near the window's end, where the text is cut (the
+splitter decides a boundary by the words on both sides of it), so the last sentences wait for the next window, and the split goes on
 exactly where the whole text's split starts its next sentence: the parts hold the same sentences at the same offsets.
 
 A window in which `2 * window` characters hold fewer than `KEEP + 1` sentences (a text without sentence ends) is cut
-at its last whitespace before `window` characters (or at `window`) and that piece split alone; so no sentence is much
+at its last whitespace before `window` characters that is not inside a line-end break (or at `window`) and that piece
+split alone; so no sentence is much
 longer than `2 * window` characters, and a window holds at most `KEEP + 1` of them plus a block, whatever the text.
 The window is split again once it has grown by half a window, so every character is split a bounded number of times. Blank lines need no cut of their
-own: segtok ends a sentence there (unless its rules join the two, as they may: "U.S.\n\nand ..."), and so do the parts.
+own: the splitter ends a sentence there, and so do the parts.
 
 `linked` links the sentences of consecutive parts as one document, as `split_text` links a whole text's (Flair's
 `previous_sentence`/`next_sentence`, which `charlm:…@contextN` reads); a part is handed on once the next one is
@@ -26,10 +29,11 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from flair.data import Sentence
-from flair.splitter import SegtokSentenceSplitter, SentenceSplitter
-from segtok.segmenter import MAY_CROSS_ONE_LINE
+from flair.splitter import SentenceSplitter
 
-from flairsuite.corpora.segmentation import SENTENCE_END, CharacterSentenceSplitter, FlairView, flair_view
+from flairsuite.corpora.line_ends import inside_break, reading_view
+from flairsuite.corpora.segmentation import SENTENCE_END, CharacterSentenceSplitter, FlairView
+from flairsuite.corpora.sentence_splitter import BOUNDARY, AbbreviationLearner, GermanSentenceSplitter
 
 WINDOW_CHARS = 100_000  # characters split at a time
 KEEP = 3  # sentences at a window's end left for the next window
@@ -38,8 +42,8 @@ WHITESPACE = re.compile(r"\s")
 
 @dataclass(frozen=True)
 class Part:
-    """The sentences of the file's characters `start` .. `start + len(text)`: `text` as in the file; `view`, Flair's form
-    of the window the part was cut from (it may reach past `text`), in which the sentences' offsets lie."""
+    """The sentences of the file's characters `start` .. `start + len(text)`: `text` as in the file; `view`, the window the
+    part was cut from as the tagger reads it (`reading_view`; it may reach past `text`), in which the sentences' offsets lie."""
 
     start: int
     text: str
@@ -58,17 +62,23 @@ class Part:
 
 @dataclass(frozen=True)
 class Segmenter:
-    """A model's sentence splitter, and the pattern of the text that ends its sentences."""
+    """A model's sentence splitter, the pattern of the text that ends its sentences, and whether line-end breaks are joined."""
 
     splitter: SentenceSplitter
     boundary: Any  # a compiled `re` or `regex` pattern
+    join: bool = True
 
     @staticmethod
-    def of(segmentation: str) -> "Segmenter":
-        """Segtok's splitter (its paragraph-aware split, `split_multi`) for words, the character splitter for characters."""
+    def of(segmentation: str, join: bool = True, abbreviations: Iterable[str] = ()) -> "Segmenter":
+        """The German splitter for words, with the abbreviations learned from the whole text beforehand
+        (`text_abbreviations`: a window alone would learn other ones), the character splitter for characters."""
         if segmentation == "characters":
-            return Segmenter(CharacterSentenceSplitter(), SENTENCE_END)
-        return Segmenter(SegtokSentenceSplitter(), MAY_CROSS_ONE_LINE)
+            return Segmenter(CharacterSentenceSplitter(), SENTENCE_END, join)
+        return Segmenter(GermanSentenceSplitter(abbreviations, learn=False), BOUNDARY, join)
+
+    def view(self, text: str) -> FlairView:
+        """The text as the tagger reads it (`reading_view`)."""
+        return reading_view(text, self.join)
 
     def split(self, text: str) -> list[Sentence]:
         """The sentences of `text` that hold tokens."""
@@ -85,14 +95,14 @@ class Segmenter:
 
 def whole(text: str, start: int, segmenter: Segmenter) -> Part:
     """`text`, starting at character `start` of the file, split as a whole."""
-    view = flair_view(text)
+    view = segmenter.view(text)
     return Part(start, text, view, segmenter.split(view.text))
 
 
 def cut(text: str, start: int, segmenter: Segmenter, window: int) -> Optional[Part]:
     """The part of a full window `text` (at character `start`) that no later text can change (module docstring), or
     None where the window holds too few sentences to tell and is not yet `2 * window` characters long."""
-    view = flair_view(text)
+    view = segmenter.view(text)
     sentences = segmenter.split(view.text)
     if len(sentences) > KEEP:
         kept = sentences[:-KEEP]
@@ -100,14 +110,29 @@ def cut(text: str, start: int, segmenter: Segmenter, window: int) -> Optional[Pa
         return Part(start, text[:end], view, kept)
     if len(text) < 2 * window:
         return None
-    space = max((found.start() for found in WHITESPACE.finditer(text, window // 2, window)), default=window - 1)
+    spaces = (found.start() for found in WHITESPACE.finditer(text, window // 2, window))
+    space = max((position for position in spaces if not (segmenter.join and inside_break(text, position))), default=window - 1)
     return whole(text[: space + 1], start, segmenter)
 
 
-def text_parts(chunks: Iterable[str], segmentation: str = "words", window: int = WINDOW_CHARS) -> Iterator[Part]:
+def text_abbreviations(chunks: Iterable[str], join: bool = True) -> frozenset[str]:
+    """The abbreviations the German splitter learns from the whole text given as `chunks` (read as `reading_view` reads
+    it), for `text_parts`: the first of two passes over a file, in bounded memory."""
+    learner = AbbreviationLearner()
+    for chunk in chunks:
+        learner.feed(reading_view(chunk, join).text)
+    learner.close()
+    return learner.abbreviations()
+
+
+def text_parts(
+    chunks: Iterable[str], segmentation: str = "words", window: int = WINDOW_CHARS, join: bool = True, abbreviations: Iterable[str] = ()
+) -> Iterator[Part]:
     """The parts of the text given as `chunks`, in order; together they cover it, and hold the sentences `split_text`
-    finds in it (those without tokens dropped), their offsets in the views (`Part.original`: in the text)."""
-    segmenter = Segmenter.of(segmentation)
+    finds in its `reading_view` (those without tokens dropped; `join`: words broken at line ends joined; `abbreviations`:
+    those `text_abbreviations` learned from the same text, which `split_text` learns from a whole text), their offsets
+    in the views (`Part.original`: in the text)."""
+    segmenter = Segmenter.of(segmentation, join, abbreviations)
     pending, start, due = "", 0, window
     for chunk in chunks:
         pending += chunk

@@ -16,16 +16,18 @@ from flairsuite.markup.typemap import DEFAULT_TYPE_MAP, TypeMap
 from flairsuite.markup.xmlsource import TEI_NAMESPACE, XmlSource
 
 BLANK_LINES = re.compile(r"\n(?:[^\S\n]*\n)+")  # a paragraph break: a line end and one or more blank lines
+MARKED = frozenset({"persName", "placeName", "orgName", "geogName", "roleName", "date", "time", "rs", "name"})  # entity elements of TEI
 NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")  # characters XML 1.0 cannot hold
 
 
 @dataclass(frozen=True)
 class Markup:
-    """A marked-up document and how many entities went in, or were left out because they would cross markup."""
+    """A marked-up document and how many entities went in, were left out because they would cross markup, or were marked already."""
 
     text: str
     inserted: int
     skipped: int
+    already_marked: int = 0
 
 
 def xml_text(text: str) -> str:
@@ -96,21 +98,32 @@ def tei_document(text: str, spans: Sequence[Span], path: Path, type_map: TypeMap
     return Markup(document, len(kept), len(spans) - len(kept))
 
 
+def marked_names(type_map: TypeMap) -> frozenset[str]:
+    """The elements that mark an entity already: TEI's names and dates, and every element of `type_map`."""
+    return MARKED | {element.name for element in (*type_map.elements.values(), type_map.fallback)}
+
+
 def tag_in_place(source: XmlSource, spans: Sequence[Sequence[Span]], type_map: TypeMap = DEFAULT_TYPE_MAP) -> Markup:
     """The document with entity elements inserted: `spans[i]` are offsets in `source.segments[i].text`.
 
-    Every other character of the document stays as it was. An entity that would hold markup (a milestone, a comment)
-    or split a reference such as `&amp;` is left out and counted. Inserted elements take the prefix of their `p`/`s`/`ab`.
+    Every other character of the document stays as it was. An entity goes in where it nests with the markup around it: it
+    may hold whole elements (`<lb break="no"/>`, `<hi>`, `<pb/>`, a `note`). One that overlaps an entity element already
+    there (`marked_names`) is left out and counted as already marked; one that would cross an element's boundary (start
+    inside `<hi>` and end outside it) or split a reference such as `&amp;` is left out and counted as skipped.
+    Inserted elements take the namespace prefix of their block.
     """
     if len(spans) != len(source.segments):
         raise ValueError(f"{len(spans)} span lists for {len(source.segments)} segments")
-    wraps, skipped = [], 0
+    names = marked_names(type_map)
+    wraps, skipped, already = [], 0, 0
     for segment, found in zip(source.segments, spans):
         check_spans(segment.text, found)
+        marked = [(element.start, element.end) for element in segment.elements if element.name in names]
         for span in found:
-            where = segment.source_range(span.start, span.end)
-            if where is None:
+            if any(start < span.end and span.start < end for start, end in marked):
+                already += 1
+            elif (where := segment.source_range(span.start, span.end)) is None:
                 skipped += 1
             else:
                 wraps.extend(entity_wraps([Span(*where, span.type, span.confidence)], type_map, segment.prefix))
-    return Markup(wrap_text(source.text, wraps), len(wraps), skipped)
+    return Markup(wrap_text(source.text, wraps), len(wraps), skipped, already)

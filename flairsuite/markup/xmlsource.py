@@ -1,102 +1,34 @@
 """The taggable text of a TEI/XML document and where each of its characters is in the document.
 
-Taggable are the `p`, `s` and `ab` elements (TEI namespace or none, outside `teiHeader`) whose content is
-text with at most milestone elements (`lb`, `pb`, `cb`, `milestone`), comments and processing instructions.
-Each becomes a `Segment`: the text the tagger sees (references such as `&amp;` resolved, a milestone read
-as a space, or as nothing with `break="no"`, comments as nothing) and its pieces, each with its range in
-the document, so that an entity found in the segment text maps back to exact document offsets.
-expat parses the document (well-formedness, and the byte offset of every event).
+expat parses the document (well-formedness, and the offset of every event). Which elements are blocks, and how their text
+is read through inline markup, are `flairsuite.markup.tei_blocks`'s rules. The content of each block becomes atoms
+(`flairsuite.markup.tei_reading`), and from them a `Segment`: the text the tagger sees (references such as `&amp;`
+resolved, a CDATA section as its text, comments and processing instructions as nothing) and the places in the document
+where an entity of that text can go. A block whose text is only whitespace gives no segment.
 """
 
-import bisect
 import re
 import xml.parsers.expat
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from flairsuite.errors import InputError
+from flairsuite.markup.tei_blocks import DEFAULT_BLOCKS, HEADER, MILESTONES, NOT_READ, PREFERRED, chosen_child
+from flairsuite.markup.tei_reading import MILESTONE, OPAQUE, TAG, TEXT, Atom, Segment, reading
 
 TEI_NAMESPACE = "http://www.tei-c.org/ns/1.0"
-TAGGABLE = frozenset({"p", "s", "ab"})
-MILESTONES = frozenset({"lb", "pb", "cb", "milestone"})
-HEADER = "teiHeader"
 QNAME = re.compile(r"<([^\s/>]+)")
 HANDLERS = ("StartElement", "EndElement", "CharacterData", "Comment", "ProcessingInstruction", "StartCdataSection", "EndCdataSection", "SkippedEntity")
-
-
-@dataclass(frozen=True)
-class Piece:
-    """A stretch of a segment: `text` at `start` in the segment text, from `source_start` to `source_end` in the document.
-
-    A text piece whose document characters are its text maps character by character (`literal`); any other text piece
-    (a reference such as `&amp;`, a CRLF read as a newline) only as a whole. Markup pieces can never lie inside an entity.
-    """
-
-    start: int
-    text: str
-    source_start: int
-    source_end: int
-    markup: bool
-    literal: bool
-
-    @property
-    def end(self) -> int:
-        return self.start + len(self.text)
-
-
-@dataclass(frozen=True)
-class Segment:
-    """One taggable element: its text for the tagger, its pieces, and the namespace prefix (with colon) of its tag."""
-
-    text: str
-    pieces: tuple[Piece, ...]
-    prefix: str
-
-    @cached_property
-    def _texts(self) -> tuple[list[Piece], list[int], list[int]]:
-        """The text pieces, their starts in the segment text, and the document starts of the markup pieces."""
-        texts = [piece for piece in self.pieces if not piece.markup]
-        return texts, [piece.start for piece in texts], [piece.source_start for piece in self.pieces if piece.markup]
-
-    def source_range(self, start: int, end: int) -> Optional[tuple[int, int]]:
-        """The document range of the segment text's `[start, end)`, or None if markup lies in it or it splits a reference."""
-        texts, starts, markup = self._texts
-        first = _boundary(texts, starts, start, at_end=False)
-        last = _boundary(texts, starts, end, at_end=True)
-        if first is None or last is None or first >= last:
-            return None
-        following = bisect.bisect_left(markup, first)  # the first markup piece at or after the start: it must not begin before the end
-        if following < len(markup) and markup[following] < last:
-            return None
-        return first, last
-
-
-def _boundary(pieces: list[Piece], starts: list[int], offset: int, at_end: bool) -> Optional[int]:
-    """The document offset of a segment-text offset at an entity's start (or end): inside a literal piece, or at a piece's edge."""
-    index = (bisect.bisect_left(starts, offset) if at_end else bisect.bisect_right(starts, offset)) - 1
-    if index < 0:
-        return None
-    piece = pieces[index]
-    if not (piece.start <= offset < piece.end or (at_end and piece.start < offset <= piece.end)):
-        return None
-    if piece.literal:
-        return piece.source_start + offset - piece.start
-    if offset == piece.start and not at_end:
-        return piece.source_start
-    if offset == piece.end and at_end:
-        return piece.source_end
-    return None
+SKIP, BLOCK, MILESTONE_ROLE, INLINE, OUTSIDE = "skip", "block", "milestone", "inline", "outside"
 
 
 @dataclass(frozen=True)
 class XmlSource:
-    """A parsed document: its text, its taggable segments, and how many p/s/ab elements were passed over (other elements inside)."""
+    """A parsed document: its text and its blocks' segments, in document order."""
 
     text: str
     segments: tuple[Segment, ...]
-    passed_over: int
 
 
 @dataclass
@@ -149,41 +81,6 @@ def _local(name: str) -> Optional[str]:
     return local if namespace in ("", TEI_NAMESPACE) else None
 
 
-class _SegmentBuilder:
-    """Collects the pieces of one taggable element while its events arrive; `taggable` turns False on anything else."""
-
-    def __init__(self, prefix: str) -> None:
-        self.prefix = prefix
-        self.pieces: list[Piece] = []
-        self.length = 0
-        self.taggable = True
-        self.milestone: Optional[int] = None  # index into pieces of the open milestone
-        self.empty = False  # whether that milestone is an empty-element tag (`<lb/>`)
-
-    def add(self, text: str, start: int, end: int, markup: bool, literal: bool = False) -> None:
-        self.pieces.append(Piece(self.length, text, start, end, markup, literal))
-        self.length += len(text)
-
-    def start_child(self, local: Optional[str], event: _Event, end: int, text: str, direct: bool) -> None:
-        """A child element starts at `event.index`, its start tag ends at `end`: a milestone becomes a markup piece."""
-        if local not in MILESTONES or self.milestone is not None or not direct:
-            self.taggable = False
-            return
-        spacing = "" if (event.attributes or {}).get("break") == "no" else " "
-        self.milestone, self.empty = len(self.pieces), text[event.index : end].endswith("/>")
-        self.add(spacing, event.index, end, markup=True)
-
-    def end_child(self, end: int) -> None:
-        """A direct child ends; a milestone written `<lb></lb>` grows to the end of its end tag (`end`)."""
-        if self.milestone is not None and not self.empty:
-            old = self.pieces[self.milestone]
-            self.pieces[self.milestone] = Piece(old.start, old.text, old.source_start, end, True, False)
-        self.milestone = None
-
-    def segment(self) -> Segment:
-        return Segment("".join(piece.text for piece in self.pieces), tuple(self.pieces), self.prefix)
-
-
 def _following(events: list[_Event], length: int) -> list[int]:
     """For each event, the offset of the next event that starts later (the end of what this event read), or `length`."""
     following, later = [length] * len(events), length
@@ -194,54 +91,156 @@ def _following(events: list[_Event], length: int) -> list[int]:
     return following
 
 
-def parse_xml(text: str, path: Path) -> XmlSource:
-    """The taggable segments of the XML document `text` (without a BOM); malformed XML is a one-line error naming `path` and the line."""
+def _unread_children(events: list[_Event]) -> set[int]:
+    """The numbers of the start events of the `choice` and `app` children that are not read (`tei_blocks.chosen_child`)."""
+    stack: list[tuple[Optional[str], list[tuple[int, str]]]] = []
+    unread: set[int] = set()
+    for number, event in enumerate(events):
+        if event.kind == "StartElement":
+            local = _local(event.name)
+            if stack and stack[-1][0] in PREFERRED:
+                stack[-1][1].append((number, local or ""))
+            stack.append((local, []))
+        elif event.kind == "EndElement":
+            local, children = stack.pop()
+            if local in PREFERRED:
+                chosen = chosen_child(local, [name for _, name in children])
+                unread.update(child for index, (child, _) in enumerate(children) if index != chosen)
+    return unread
+
+
+@dataclass
+class _Open:
+    """An open element: local name (None: another namespace), id, depth, role, where its start tag begins and ends."""
+
+    local: Optional[str]
+    id: int
+    depth: int
+    role: str
+    start: int
+    tag_end: int
+    empty: bool  # written as an empty-element tag (`<lb/>`): expat's end event for it reads nothing
+
+
+@dataclass
+class _Unit:
+    """An open block: its atoms so far, the namespace prefix of its tag, where it starts."""
+
+    start: int
+    prefix: str
+    atoms: list[Atom] = field(default_factory=list)
+
+
+class _Walker:
+    """Turns the events of a document into segments: one unit per open block, the innermost one receiving the content."""
+
+    def __init__(self, text: str, blocks: frozenset[str], unread: set[int]) -> None:
+        self.text, self.blocks, self.unread = text, blocks, unread
+        self.stack: list[_Open] = []
+        self.units: list[_Unit] = []
+        self.skipping = 0  # open elements that are left out (teiHeader, del, ...), nested ones included
+        self.cdata: Optional[tuple[int, list[str]]] = None
+        self.found: list[tuple[int, Segment]] = []
+
+    @property
+    def parent(self) -> tuple[int, int]:
+        """The (id, depth) of the innermost open element."""
+        return (self.stack[-1].id, self.stack[-1].depth) if self.stack else (0, 0)
+
+    def role(self, number: int, local: Optional[str]) -> str:
+        """What an element starting now is: left out, a block, outside any block, a milestone or an inline element read through."""
+        if self.skipping or local == HEADER or number in self.unread or (local is None and self.units):
+            return SKIP
+        if local in self.blocks:
+            return BLOCK
+        if local in NOT_READ:
+            return SKIP
+        if not self.units or local is None:
+            return OUTSIDE
+        return MILESTONE_ROLE if local in MILESTONES else INLINE
+
+    def start(self, number: int, event: _Event, end: int) -> None:
+        local = _local(event.name)
+        role = self.role(number, local)
+        element = _Open(local, number + 1, len(self.stack) + 1, role, event.index, end, self.text[event.index : end].endswith("/>"))
+        parent = self.parent
+        after = parent if element.empty else (element.id, element.depth)
+        if role == SKIP:
+            self.skipping += 1
+        elif role == BLOCK:
+            qname = QNAME.match(self.text, event.index)
+            prefix = qname.group(1).rpartition(":")[0] if qname else ""
+            self.units.append(_Unit(event.index, f"{prefix}:" if prefix else ""))
+        elif role == MILESTONE_ROLE:
+            joins = (event.attributes or {}).get("break") == "no"
+            self.units[-1].atoms.append(Atom(MILESTONE, event.index, end, parent, after, joins=joins))
+        elif role == INLINE:
+            self.units[-1].atoms.append(Atom(TAG, event.index, end, parent, after, name=local or "", element=element.id))
+        self.stack.append(element)
+
+    def end(self, event: _Event, end: int) -> None:
+        element = self.stack.pop()
+        finish = element.tag_end if element.empty else end
+        if element.role == SKIP:
+            self.skipping -= 1
+            if not self.skipping:
+                self.opaque(element.start, finish)
+        elif element.role == BLOCK:
+            unit = self.units.pop()
+            segment = reading(unit.atoms, unit.prefix)
+            if segment.text.strip():
+                self.found.append((unit.start, segment))
+            self.opaque(element.start, finish)
+        elif element.role in (MILESTONE_ROLE, INLINE) and not element.empty:
+            name = element.local or "" if element.role == INLINE else ""
+            inline = element.id if element.role == INLINE else None
+            self.units[-1].atoms.append(Atom(TAG, event.index, end, (element.id, element.depth), self.parent, name=name, element=inline))
+
+    def opaque(self, start: int, end: int) -> None:
+        """A stretch of the innermost open block that reads as nothing (a left-out element, a nested block, a comment)."""
+        if self.units:
+            self.units[-1].atoms.append(Atom(OPAQUE, start, end, self.parent, self.parent))
+
+    def content(self, event: _Event, end: int) -> None:
+        """Character data, a CDATA section, a comment, a processing instruction or a skipped entity inside a block."""
+        if self.skipping or not self.units:
+            return
+        if event.kind == "StartCdataSection":
+            self.cdata = (event.index, [])
+        elif event.kind == "EndCdataSection" and self.cdata is not None:  # a CDATA section maps to the document only as a whole
+            start, data = self.cdata
+            self.cdata = None
+            self.units[-1].atoms.append(Atom(TEXT, start, end, self.parent, self.parent, data="".join(data)))
+        elif event.kind == "CharacterData" and self.cdata is not None:
+            self.cdata[1].append(event.data)
+        elif event.kind == "CharacterData" and self.stack[-1].local not in PREFERRED:  # the whitespace between a choice's children is not read
+            self.text_atom(event, end)
+        else:
+            self.opaque(event.index, end)
+
+    def text_atom(self, event: _Event, end: int) -> None:
+        """Character data; a reference expanded in several calls (same start) is one atom."""
+        atoms = self.units[-1].atoms
+        last = atoms[-1] if atoms else None
+        if last is not None and last.kind == TEXT and last.start == event.index:
+            last.data += event.data
+            last.literal = self.text[last.start : last.end] == last.data
+        else:
+            atoms.append(Atom(TEXT, event.index, end, self.parent, self.parent, data=event.data, literal=self.text[event.index : end] == event.data))
+
+
+def parse_xml(text: str, path: Path, blocks: Optional[frozenset[str]] = None) -> XmlSource:
+    """The segments of the blocks (`tei_blocks`; `blocks` None: DEFAULT_BLOCKS) of the XML document `text` (without a BOM), in document order;
+    malformed XML is a one-line error naming `path` and the line."""
     data = text.encode("utf-8")
     events = _events(data, path)
     following = _following(events, _to_characters(events, data, path))
-    segments: list[Segment] = []
-    passed_over = 0
-    stack: list[Optional[str]] = []  # local names (None: another namespace) of the open elements
-    in_header = 0
-    builders: list[tuple[int, _SegmentBuilder]] = []  # the open p/s/ab elements, innermost last, with their depths
-    for event, end in zip(events, following):
-        depth, builder = builders[-1] if builders else (0, None)
+    walker = _Walker(text, blocks or DEFAULT_BLOCKS, _unread_children(events))
+    for number, (event, end) in enumerate(zip(events, following)):
         if event.kind == "StartElement":
-            local = _local(event.name)
-            stack.append(local)
-            in_header += local == HEADER
-            if builder is not None:
-                builder.start_child(local, event, end, text, len(stack) == depth + 1)
-            if local in TAGGABLE and not in_header:  # a p in a note in a p is taggable, the outer p not
-                qname = QNAME.match(text, event.index)
-                prefix = qname.group(1).rpartition(":")[0] if qname else ""
-                builders.append((len(stack), _SegmentBuilder(f"{prefix}:" if prefix else "")))
+            walker.start(number, event, end)
         elif event.kind == "EndElement":
-            if builder is not None and len(stack) == depth:
-                if not builder.taggable:
-                    passed_over += 1
-                elif builder.pieces:
-                    segments.append(builder.segment())
-                builders.pop()
-            elif builder is not None and len(stack) == depth + 1:
-                builder.end_child(end)
-            in_header -= stack.pop() == HEADER
-        elif builder is not None:
-            _add_content(builder, event, text, end)
-    return XmlSource(text, tuple(segments), passed_over)
-
-
-def _add_content(builder: _SegmentBuilder, event: _Event, text: str, following: int) -> None:
-    """Character data, a comment, a processing instruction or anything else inside a taggable element."""
-    if builder.milestone is not None or event.kind in ("StartCdataSection", "EndCdataSection"):
-        builder.taggable = False  # text inside a milestone; CDATA, where inserted tags would be text
-    elif event.kind == "CharacterData":
-        last = builder.pieces[-1] if builder.pieces else None
-        if last is not None and not last.markup and last.source_start == event.index:  # one reference expanded in several calls
-            joined = last.text + event.data
-            builder.pieces[-1] = Piece(last.start, joined, last.source_start, last.source_end, False, text[last.source_start : last.source_end] == joined)
-            builder.length += len(event.data)
+            walker.end(event, end)
         else:
-            builder.add(event.data, event.index, following, markup=False, literal=text[event.index : following] == event.data)
-    else:  # comment, processing instruction, skipped entity: markup the tagger does not see
-        builder.add("", event.index, following, markup=True)
+            walker.content(event, end)
+    return XmlSource(text, tuple(segment for _, segment in sorted(walker.found, key=lambda found: found[0])))

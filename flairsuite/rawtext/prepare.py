@@ -37,7 +37,7 @@ PREPARE_VERSION = 2  # the prepared files' format and the leave-out's matching (
 PREPARED_SPLITS = ("train", "valid", "test")
 DELIMITER = "\n"  # between documents, as Flair's LanguageModel.document_delimiter
 ALWAYS_KEPT = (" ", DELIMITER)  # Flair pads with " "; documents end with the delimiter
-LINES = FileSpec(name="corpus", files=(), format=FormatSpec(kind="lines"))
+LINES = FileSpec(name="corpus", files=(), format=FormatSpec(kind="lines", join_line_ends=True))  # the user's text files
 CHUNK_CHARS = 1 << 24
 
 
@@ -59,7 +59,8 @@ class Source:
     encoding: str = "utf-8"
 
     def identity(self) -> list:
-        return [self.name, str(self.path.resolve()), file_digest(self.path)]
+        joined = ["line ends joined"] if self.spec.format.join_line_ends else []  # the text read differs from the file's lines
+        return [self.name, str(self.path.resolve()), file_digest(self.path), *joined]
 
 
 @dataclass

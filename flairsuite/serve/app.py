@@ -98,12 +98,15 @@ def create_app(
     max_waiting: int = MAX_WAITING,
     train_epochs: int = EPOCHS,
     keep_models: int = KEEP,
+    join_lines: bool = True,
+    reader_spans: bool = True,
 ) -> FastAPI:
     """The application for the suite tagger at `model_path`, loaded here, once (a bad model file is a FlairsuiteError);
-    `train_epochs`: the epochs of a `POST /train` run at most; `keep_models`: the backups of replaced models kept."""
+    `train_epochs`: the epochs of a `POST /train` run at most; `keep_models`: the backups of replaced models kept;
+    `join_lines`, `reader_spans`: words broken at line ends joined, the reader rules applied (`flairsuite.serve.engine`)."""
 
     def load(path: Path) -> TextTagger:
-        loaded = TextTagger(path, fast, batch_size, entity_fix)
+        loaded = TextTagger(path, fast, batch_size, entity_fix, join_lines, reader_spans)
         loaded.name = model_path.name  # a retrained model is loaded from its temporary file, then takes the served name
         return loaded
 

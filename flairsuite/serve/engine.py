@@ -1,9 +1,13 @@
 """The model, loaded once, and how a text becomes entity spans at character offsets of that very text.
 
 Splitting, tagging, Entity-Fix and reading spans are `flairsuite.predict`'s; the text goes through
-`flair_view` first (`flairsuite.corpora.segmentation`), so spans are mapped back to the posted text.
+`reading_view` first (`flairsuite.corpora.line_ends`: Flair's view of it, words broken at a line end joined),
+so spans are mapped back to the posted text ("Berlin" tagged in "Ber-\nlin" is a span over "Ber-\nlin").
 A document that comes already split (`Tokens`: a CAS's sentences and tokens, `flairsuite.serve.cas`)
-is tagged on exactly those tokens; its spans run from the first token's start to the last one's end.
+is tagged on exactly those tokens, except that the tokens of a word broken at a line end ("Ber-", "lin" or "Ber",
+"-", "lin") are tagged as the one joined word; its spans run from the first token's start to the last one's end.
+Then the reader rules of `flairsuite.inference.reader_spans` trim and drop spans, as `predict` does. Both are on by
+default: `join_lines` and `reader_spans` of `TextTagger` (serve's `--keep-line-ends`, `--keep-raw-spans`) turn them off.
 """
 
 from collections.abc import Callable, Sequence
@@ -14,7 +18,8 @@ from typing import Optional, Union
 import flair.nn
 from flair.data import Sentence, get_spans_from_bio
 
-from flairsuite.corpora.segmentation import flair_view
+from flairsuite.corpora.line_ends import broken_words, joined_view, reading_view
+from flairsuite.inference.reader_spans import ReaderRules
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.markup.spans import Span
 from flairsuite.models.card import model_segmentation
@@ -42,15 +47,16 @@ class Tokens:
         """Its length in characters, as a text's (the batcher's budget counts characters)."""
         return len(self.text)
 
-    def flair_sentences(self) -> tuple[list[Sentence], list[list[tuple[int, int]]]]:
-        """Flair sentences of the tokens, and each one's token offsets; blank tokens and sentences without tokens are left out.
-        A token's `whitespace_after` is the gap to the next one, so a character LM reads the sentence as it is in the text;
-        the sentences are linked in order, as one document."""
+    def flair_sentences(self, join: bool = False) -> tuple[list[Sentence], list[list[tuple[int, int]]]]:
+        """Flair sentences of the tokens, and each one's token offsets; blank tokens and sentences without tokens are left out
+        (`join`: the tokens of a word broken at a line end are one, `merged`). A token's `whitespace_after` is the gap to the
+        next one, so a character LM reads the sentence as it is in the text; the sentences are linked in order, as one document."""
         sentences, offsets = [], []
         for tokens in self.sentences:
             kept = [(start, end) for start, end in tokens if self.text[start:end].strip()]
+            kept = merged(self.text, kept) if join else kept
             if kept:
-                sentence = Sentence([self.text[start:end] for start, end in kept])
+                sentence = Sentence([joined_view(self.text[start:end]).text if join else self.text[start:end] for start, end in kept])
                 for token, (_, end), (start, _) in zip(sentence.tokens, kept, kept[1:]):
                     token.whitespace_after = start - end  # the gap in the text, as Flair's own tokenisation of a text sets it
                 sentence.tokens[-1].whitespace_after = 0
@@ -65,13 +71,32 @@ class Tokens:
         return Tokens(self.text, split)
 
 
+def merged(text: str, tokens: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A sentence's tokens, (start, end) in `text`, with those that hold a word broken at a line end (from the letter
+    before the hyphen to the one after the break, `broken_words`) made one token."""
+    if len(tokens) < 2:
+        return tokens
+    regions = [(hyphen - 1, after + 1) for hyphen, after in broken_words(text, tokens[0][0], tokens[-1][1])]
+    found = [tokens[0]]
+    for start, end in tokens[1:]:
+        last = found[-1]
+        if any(last[0] < high and last[1] > low and start < high and end > low for low, high in regions):
+            found[-1] = (last[0], end)
+        else:
+            found.append((start, end))
+    return found
+
+
 Document = Union[str, Tokens]  # a text to split as `predict` splits it, or one split already
 
 
 class TextTagger:
     """A saved suite tagger, loaded once: `tag(documents)` tags many texts or `Tokens` in one call (one batch for all their sentences)."""
 
-    def __init__(self, model_path: Path, fast: bool = True, batch_size: Optional[int] = None, entity_fix: bool = False) -> None:
+    def __init__(
+        self, model_path: Path, fast: bool = True, batch_size: Optional[int] = None, entity_fix: bool = False, join_lines: bool = True,
+        reader_spans: bool = True,
+    ) -> None:
         self.model: flair.nn.Classifier = load_tagger(model_path)
         check_spans(self.model, model_path, entity_fix, markup=False)
         self.name = model_path.name
@@ -80,6 +105,8 @@ class TextTagger:
         self.entity_fix = entity_fix
         self.spans = predicts_spans(self.model)
         self.segmentation = model_segmentation(self.model)  # words, or characters for a Chinese tagger
+        self.join_lines = join_lines
+        self.rules = ReaderRules(reader_spans and self.spans)  # its counts add up over the server's life
 
     def raw_tags(self, sentences: list[Sentence]) -> Tagged:
         """The model's raw tags and confidences (fast path or plain Flair), after Entity-Fix when asked."""
@@ -102,11 +129,18 @@ class TextTagger:
     def split(self, document: Document) -> tuple[list[Sentence], Callable[[Tagged], list[Span]]]:
         """The document's Flair sentences, and how their tags become spans at character offsets of its text."""
         if isinstance(document, Tokens):
-            found, offsets = (document.characters() if self.segmentation == "characters" else document).flair_sentences()
-            return found, lambda rows: token_spans(offsets, rows)
-        view = flair_view(document)
+            characters = self.segmentation == "characters"
+            found, offsets = (document.characters() if characters else document).flair_sentences(self.join_lines and not characters)
+            words = [[token.text for token in sentence] for sentence in found]
+            return found, lambda rows: token_spans(offsets, self.rules.apply_tokens(rows, offsets, words, document.text))
+        view = reading_view(document, self.join_lines)
         found = split(view.text, self.segmentation)
-        return found, lambda rows: [Span(*view.original(s.start, s.end), s.type, s.confidence) for s in char_spans(view.text, found, rows)]
+
+        def spans_of(rows: Tagged) -> list[Span]:
+            rows = self.rules.apply(found, rows, document, view.original)
+            return [Span(*view.original(s.start, s.end), s.type, s.confidence) for s in char_spans(view.text, found, rows)]
+
+        return found, spans_of
 
 
 def token_spans(offsets: list[list[tuple[int, int]]], tagged: Tagged) -> list[Span]:
