@@ -6,7 +6,7 @@ from typing import Any, Callable, Optional
 import click
 
 from flairsuite.cli.group import SuiteGroup, cli, corpora_dir_option
-from flairsuite.corpora.own import FORMATS as OWN_FORMATS
+from flairsuite.corpora.format_names import LABELED_FORMATS as OWN_FORMATS
 from flairsuite.errors import FlairsuiteError
 
 

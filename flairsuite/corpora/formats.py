@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from flairsuite.corpora.format_names import LABELED_FORMATS
 from flairsuite.corpora.jsonl_spans import read_jsonl
 from flairsuite.corpora.readers import TaggedSentence, read_column, read_conllu, read_spans_json
 from flairsuite.corpora.registry import FormatSpec
@@ -28,6 +29,7 @@ READERS: dict[str, Reader] = {
     "webanno": read_webanno,
     "jsonl": read_jsonl,
 }
+assert tuple(READERS) == LABELED_FORMATS, "flairsuite.corpora.format_names lists the readers' names"
 SPAN_FORMATS = ("spans_json", "webanno", "jsonl")  # formats that hold spans, not tags: `label`, `scheme` do not apply
 
 
