@@ -27,6 +27,11 @@ The annotation-tool formats write the spans on the tokens of the text: `webanno`
 INCEpTION), `jsonl` (doccano), `labelstudio` (Label Studio's JSON with predictions), `conll` (CoNLL-2002 BIO).
 The input `-` is stdin (copied to a temporary file first).
 
+The model is loaded by each call, or once for many inputs (`loaded_tagger`, passed to `predict_to` as `loaded`: its
+checks and its tagging function, the fast path's int8 copy included, are made once; the output of each input is
+byte for byte what a call of its own writes). `flairsuite predict` on a folder, a glob or several files
+(`flairsuite.cli.predict_files`) tags them that way.
+
 Memory does not grow with the input (`flairsuite.inference.stream`): the file is checked once (UTF-8, not blank),
 then read in blocks and cut into parts of about 100,000 characters at sentence boundaries, with the sentences a split
 of the whole text gives; each part is tagged and written before the next is read. `column`, `json`, `conll`,
@@ -251,17 +256,17 @@ def checked_tagger(model_path: Path, entity_fix: bool, markup: bool = False, fmt
 
 def tag_texts(
     model: flair.nn.Classifier, texts: Sequence[str], input_path: Path, fast: bool, batch_size: Optional[int], entity_fix: bool,
-    join_lines: bool = False, rules: Optional[ReaderRules] = None,
+    join_lines: bool = False, rules: Optional[ReaderRules] = None, run: Optional[Callable[[list[Sentence]], Tagged]] = None,
 ) -> tuple[list[list[Span]], int, int]:
     """Every text's spans at character offsets in it (one batch for all texts), and the numbers of sentences and tokens;
     no tokens at all: an input error. `join_lines`: words broken at line ends joined (`reading_view`); `rules`: the
-    reader rules applied to the tags (and counted there)."""
+    reader rules applied to the tags (and counted there); `run`: the tagging function, when built already (`tagger`)."""
     views = [reading_view(text, join_lines) for text in texts]  # Flair drops zero-width characters: spans are mapped back to `texts`
     per_text = [split(view.text, model_segmentation(model)) for view in views]
     sentences = [sentence for found in per_text for sentence in found]
     if not sentences:
         raise InputError(input_path, None, "no tokens to tag")
-    tagged = tag(model, sentences, fast, batch_size)
+    tagged = run(sentences) if run is not None else tag(model, sentences, fast, batch_size)
     tagged = fixed(tagged) if entity_fix else tagged
     spans, position = [], 0
     for text, view, found in zip(texts, views, per_text):
@@ -274,17 +279,19 @@ def tag_texts(
 
 def xml_prediction(
     model_path: Path, source: str, input_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool, type_map: TypeMap,
-    blocks: Optional[frozenset[str]] = None, reader_spans: bool = True,
+    blocks: Optional[frozenset[str]] = None, reader_spans: bool = True, loaded: Optional["LoadedTagger"] = None,
 ) -> Prediction:
     """`fmt` "tei" or "html" of the text blocks of a TEI/XML input (`blocks`: the block elements, default
-    `flairsuite.markup.tei_blocks.DEFAULT_BLOCKS`), TEI tagged in place, HTML showing the same texts; `source` is its text, read whole."""
+    `flairsuite.markup.tei_blocks.DEFAULT_BLOCKS`), TEI tagged in place, HTML showing the same texts; `source` is its text, read whole.
+    `loaded`: the model loaded already (`loaded_tagger`), else it is loaded from `model_path`."""
     document = parse_xml(source.removeprefix(BOM), input_path, blocks)
     if not document.segments:
         raise InputError(input_path, None, "no text to tag: no text block (p, head, opener, ... outside teiHeader; see --tei-blocks) holds any text")
     texts = [segment.text for segment in document.segments]
-    model = checked_tagger(model_path, entity_fix, markup=True)
+    model = loaded.model if loaded is not None else checked_tagger(model_path, entity_fix, markup=True)
     rules = ReaderRules(reader_spans)  # the same rules as for a plain text; a block's words are joined by its markup (lb break="no")
-    spans, sentences, tokens = tag_texts(model, texts, input_path, fast, batch_size, entity_fix, rules=rules)
+    run = loaded.run if loaded is not None else None
+    spans, sentences, tokens = tag_texts(model, texts, input_path, fast, batch_size, entity_fix, rules=rules, run=run)
     if fmt == "html":
         page = render_html(list(zip(texts, spans)), input_path.name)
         return Prediction(page, sentences, tokens, sum(map(len, spans)), 0, rules=rules.counts)
@@ -499,10 +506,12 @@ def output(fmt: str, model: flair.nn.Classifier, model_path: Path, input_path: P
 
 
 def tagged_parts(
-    model: flair.nn.Classifier, parts: Iterable[Part], fast: bool, batch_size: Optional[int], entity_fix: bool, rules: Optional[ReaderRules] = None
+    model: flair.nn.Classifier, parts: Iterable[Part], fast: bool, batch_size: Optional[int], entity_fix: bool, rules: Optional[ReaderRules] = None,
+    run: Optional[Callable[[list[Sentence]], Tagged]] = None,
 ) -> Iterator[tuple[Part, Tagged]]:
-    """Every part with its sentences' raw tags (after Entity-Fix when asked, then the reader `rules`), tagged one part at a time."""
-    run = tagger(model, fast, batch_size)
+    """Every part with its sentences' raw tags (after Entity-Fix when asked, then the reader `rules`), tagged one part at a time
+    (`run`: the tagging function, when built already; else `tagger` builds it)."""
+    run = run if run is not None else tagger(model, fast, batch_size)
     for part in linked(parts):
         tagged = run(part.sentences) if part.sentences else []
         tagged = fixed(tagged) if entity_fix else tagged
@@ -522,10 +531,14 @@ def readable(input_path: Path) -> Iterator[Path]:
 def stream_prediction(
     write: Callable[[str], Any], model_path: Path, path: Path, input_path: Path, info: TextInfo, fmt: str,
     fast: bool, batch_size: Optional[int], entity_fix: bool, type_map: TypeMap, join_lines: bool = True, reader_spans: bool = True,
+    loaded: Optional["LoadedTagger"] = None,
 ) -> Prediction:
     """The plain text at `path` (`input_path`: its name in errors) tagged part by part, `fmt` written by `write` as it comes
-    (`join_lines`: words broken at line ends joined; `reader_spans`: the reader rules applied to a span tagger's tags)."""
-    model = checked_tagger(model_path, entity_fix, markup=fmt in MARKUP_FORMATS or fmt in ANNOTATION_FORMATS, fmt=fmt)
+    (`join_lines`: words broken at line ends joined; `reader_spans`: the reader rules applied to a span tagger's tags;
+    `loaded`: the model loaded already, else it is loaded from `model_path`)."""
+    if loaded is None:
+        loaded = loaded_tagger(model_path, fmt, fast, batch_size, entity_fix)
+    model = loaded.model
     writer = output(fmt, model, model_path, input_path, type_map)
     sentences = tokens = 0
     segmentation = model_segmentation(model)
@@ -534,7 +547,7 @@ def stream_prediction(
     rules = ReaderRules(reader_spans and predicts_spans(model))
     with progress(info.size, "predict") as bar:
         bar.update(len(BOM.encode("utf-8")) if info.bom else 0)  # read, but before the text's first character
-        for part, tagged in tagged_parts(model, parts, fast, batch_size, entity_fix, rules):
+        for part, tagged in tagged_parts(model, parts, fast, batch_size, entity_fix, rules, loaded.run):
             sentences, tokens = sentences + len(part.sentences), tokens + sum(map(len, part.sentences))
             if text := writer.part(part, tagged):
                 write(text)
@@ -546,6 +559,31 @@ def stream_prediction(
     if isinstance(writer, MarkupOutput) and writer.marked is not None:
         return Prediction("", sentences, tokens, writer.marked.inserted, writer.marked.skipped, rules=rules.counts)
     return Prediction("", sentences, tokens, xml_as_text=looks_like_xml(input_path, info.head), rules=rules.counts)
+
+
+def checked_options(fmt: str, markup_map: Optional[Path], tei_blocks: Optional[frozenset[str]]) -> TypeMap:
+    """The type map for `fmt` (the default, or `markup_map` read); an unknown format, or an option its format does not take, is a one-line error."""
+    if fmt not in FORMATS:
+        raise FlairsuiteError(f"unknown format '{fmt}': one of {', '.join(FORMATS)}")
+    if markup_map is not None and fmt != "tei":
+        raise FlairsuiteError(f"--markup-map applies to --format tei only, not {fmt}")
+    if tei_blocks is not None and fmt not in MARKUP_FORMATS:
+        raise FlairsuiteError(f"--tei-blocks applies to --format tei and html only, not {fmt}")
+    return load_type_map(markup_map) if markup_map is not None else DEFAULT_TYPE_MAP
+
+
+@dataclass(frozen=True)
+class LoadedTagger:
+    """A saved tagger loaded once for many inputs: the model, checked for the format, and its tagging function (`tagger`), built once."""
+
+    model: flair.nn.Classifier
+    run: Callable[[list[Sentence]], Tagged]
+
+
+def loaded_tagger(model_path: Path, fmt: str, fast: bool, batch_size: Optional[int], entity_fix: bool = False) -> LoadedTagger:
+    """The model at `model_path` loaded and checked for `fmt` and `entity_fix` (`checked_tagger`), with its tagging function."""
+    model = checked_tagger(model_path, entity_fix, markup=fmt in MARKUP_FORMATS or fmt in ANNOTATION_FORMATS, fmt=fmt)
+    return LoadedTagger(model, tagger(model, fast, batch_size))
 
 
 def predict_to(
@@ -560,31 +598,28 @@ def predict_to(
     tei_blocks: Optional[frozenset[str]] = None,
     join_lines: bool = True,
     reader_spans: bool = True,
+    loaded: Optional["LoadedTagger"] = None,
 ) -> Prediction:
     """`input_path` (`-`: stdin) tagged by the model in format `fmt` (one of FORMATS; Entity-Fix applied on request;
     `markup_map`: a YAML type map for tei; `tei_blocks`: the block elements of a TEI/XML input for tei and html), the output
     given to `write` piece by piece as it is made (its `text` is empty). A plain text's words broken at line ends are
     joined unless `join_lines` is false, and the reader rules apply to its spans unless `reader_spans` is false (module
-    docstring); a TEI/XML input is read as its markup says."""
-    if fmt not in FORMATS:
-        raise FlairsuiteError(f"unknown format '{fmt}': one of {', '.join(FORMATS)}")
-    if markup_map is not None and fmt != "tei":
-        raise FlairsuiteError(f"--markup-map applies to --format tei only, not {fmt}")
-    if tei_blocks is not None and fmt not in MARKUP_FORMATS:
-        raise FlairsuiteError(f"--tei-blocks applies to --format tei and html only, not {fmt}")
-    type_map = load_type_map(markup_map) if markup_map is not None else DEFAULT_TYPE_MAP
+    docstring); a TEI/XML input is read as its markup says. `loaded`: the model loaded once for many inputs
+    (`loaded_tagger`, for the same `fmt` and `entity_fix`); without it the model is loaded from `model_path`."""
+    type_map = checked_options(fmt, markup_map, tei_blocks)
     with readable(input_path) as path:
         input_path = shown(input_path)
         info = scan(path, input_path)
         if fmt in MARKUP_FORMATS and looks_like_xml(input_path, info.head):
             source = path.read_bytes().decode("utf-8")
-            found = xml_prediction(model_path, source, input_path, fmt, fast, batch_size, entity_fix, type_map, tei_blocks, reader_spans)
+            found = xml_prediction(model_path, source, input_path, fmt, fast, batch_size, entity_fix, type_map, tei_blocks, reader_spans, loaded)
             write(found.text)
             return replace(found, text="")
         if info.blank:
             what = "input" if input_path == Path(STDIN_NAME) else "file"
             raise InputError(input_path, None, f"no text to tag: the {what} is empty or blank")
-        return stream_prediction(write, model_path, path, input_path, info, fmt, fast, batch_size, entity_fix, type_map, join_lines, reader_spans)
+        return stream_prediction(write, model_path, path, input_path, info, fmt, fast, batch_size, entity_fix, type_map, join_lines, reader_spans,
+                                 loaded)
 
 
 def predict_document(*arguments: Any, **keywords: Any) -> Prediction:

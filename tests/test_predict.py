@@ -226,7 +226,8 @@ def test_xml_input_to_a_plain_text_format_is_tagged_as_text_and_said(models: dic
 
 
 def test_folder_as_input_is_one_error_line(models: dict[str, Path], tmp_path: Path) -> None:
-    assert one_error_line(run(str(models["map"]), str(tmp_path))) == f"Error: {tmp_path}: a folder, not a file"
+    expected = f"Error: {tmp_path}: a folder: give --out DIR, the folder for their outputs (one file per input)"  # a folder takes --out DIR
+    assert one_error_line(run(str(models["map"]), str(tmp_path))) == expected
 
 
 def test_entity_fix_option_repairs_raw_tags(models: dict[str, Path], tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def test_cli_ranks_and_writes_the_top_n(tmp_path):
     letter = write_file(tmp_path / "letter.txt", LETTER)
     out = tmp_path / "next.conll"
     command = [str(Path(sys.executable).with_name("flairsuite")), "suggest", str(MODELS / "lcrf-ner.pt"), str(letter), "--n", "5",
-               "--out", str(out), "--format", "conll", "--threads", "1", "--keep-raw-spans"]
+               "--out", str(out), "--format", "conll", "--threads", "1", "--keep-raw-spans", "--unit", "sentence"]
     result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert result.returncode == 0, result.stderr[-2000:]
     rows = [line.split("\t") for line in result.stdout.splitlines()]
@@ -79,7 +79,8 @@ def test_corpus_file_labels_are_ignored(tmp_path):
     gold = "Anna B-place\nreiste O\nnach O\nWien B-pers\n. O\n\nDer O\nBrief O\nkam O\n. O\n"
     corpus = write_file(tmp_path / "pool.conll", gold)
     out = tmp_path / "next.tsv"
-    result = invoke("suggest", str(MODELS / "map.pt"), str(corpus), "--n", "2", "--out", str(out), "--keep-raw-spans")
+    result = invoke("suggest", str(MODELS / "map.pt"), str(corpus), "--n", "2", "--out", str(out), "--keep-raw-spans", "--unit", "sentence",
+                    "--min-tokens", "1")
     assert result.exit_code == 0, result.output
     model = load_tagger(MODELS / "map.pt")
     written = {tuple(line.split("\t")[0] for line in block.splitlines()): [line.split("\t")[1] for line in block.splitlines()]

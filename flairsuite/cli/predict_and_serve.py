@@ -19,7 +19,7 @@ def tei_blocks_option(context: click.Context, parameter: click.Parameter, value:
 
 @cli.command("predict")
 @click.argument("model", type=click.Path())
-@click.argument("file", type=click.Path())
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option(
     "--format", "fmt", type=click.Choice(["column", "json", "tei", "html", *ANNOTATION_FORMATS]), default="column",
     show_default=True,
@@ -39,7 +39,10 @@ def tei_blocks_option(context: click.Context, parameter: click.Parameter, value:
     help="The elements of a TEI/XML FILE whose text is tagged (--format tei, html), comma-separated: a list replaces the default, "
     f"+name adds to it, -name takes from it (e.g. +quote,-note) [default: {','.join(sorted(DEFAULT_BLOCKS, key=str.lower))}].",
 )
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to this file (atomically) [default: stdout].")
+@click.option(
+    "--out", type=click.Path(), default=None,
+    help="Write to this file (atomically) [default: stdout]; for a folder, a glob or several inputs: the folder that gets one output file each.",
+)
 @click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Sentences per batch at most [default: 256 fast, 32 (Flair's) with --no-fast].")
 @click.option(
     "--fast/--no-fast", default=True, show_default=True,
@@ -59,11 +62,18 @@ def tei_blocks_option(context: click.Context, parameter: click.Parameter, value:
 )
 @threads_option
 def predict(
-    model: str, file: str, fmt: str, markup_map: Optional[str], tei_blocks: Optional[frozenset[str]], out: Optional[str], batch_size: Optional[int],
-    fast: bool, entity_fix: bool, join_line_ends: bool, reader_spans: bool, threads: Optional[int],
+    model: str, inputs: tuple[str, ...], fmt: str, markup_map: Optional[str], tei_blocks: Optional[frozenset[str]], out: Optional[str],
+    batch_size: Optional[int], fast: bool, entity_fix: bool, join_line_ends: bool, reader_spans: bool, threads: Optional[int],
 ) -> None:
     """Tag the raw text FILE (UTF-8; `-`: stdin) with MODEL, any saved suite tagger (cse included); sentences and tokens as Flair splits them
     (one token per character for a tagger trained on a corpus read so, e.g. CLUENER). Only the output goes to stdout; logs go to stderr.
+
+    INPUT is one FILE, or a folder, a glob ('letters/*.txt', quoted) or several files: then the model is loaded once, each file is tagged
+    into --out DIR as it would be alone (the file's stem and the format's extension: .tsv column and webanno, .jsonl json and jsonl,
+    .xml tei (a TEI/XML file keeps its name), .html, .json labelstudio, .conll), nothing goes to stdout, and stderr gets a progress bar
+    over the files and one summary line. A folder gives its .txt files and files without a suffix (and .xml/.tei for tei and html), in
+    its subfolders too. A file whose content is bad (not UTF-8, blank, malformed XML) is named on stderr and skipped, and the command
+    ends with exit status 1 after the others are written.
 
     FILE is read part by part (about 100,000 characters, cut at sentence ends) and each part is tagged and written before the next,
     so memory does not grow with FILE (tei and html of a plain text keep the text and its spans until the end; a TEI/XML FILE is read
@@ -97,16 +107,26 @@ def predict(
       flairsuite predict model.pt letter.txt --format html --out letter.html
       flairsuite predict model.pt letter.txt --format webanno --out letter.tsv      # import into INCEpTION as WebAnno TSV 3
       flairsuite predict model.pt letter.txt --format jsonl --out letter.jsonl      # doccano: sequence labeling, JSONL
+      flairsuite predict model.pt letters/ --format tei --out tei/                  # every letter of the folder, one model load
     """
     import time
     from pathlib import Path
 
+    from flairsuite.cli.predict_files import names_many, planned, predict_files
+
+    if names_many(inputs, out):
+        pairs, folder = planned(inputs, out, fmt)  # the inputs' errors before the model loads
+        set_threads(threads)
+        keywords = {"fast": fast, "batch_size": batch_size, "entity_fix": entity_fix, "markup_map": Path(markup_map) if markup_map else None,
+                    "tei_blocks": tei_blocks, "join_lines": join_line_ends, "reader_spans": reader_spans}
+        predict_files(Path(model), pairs, folder, fmt, keywords)
+        return
+    set_threads(threads)
     from flairsuite.files.atomic import atomic_file
     from flairsuite.predict import predict_to
 
-    set_threads(threads)
     start = time.perf_counter()
-    options = (Path(model), Path(file), fmt, fast, batch_size, entity_fix, Path(markup_map) if markup_map else None, tei_blocks)
+    options = (Path(model), Path(inputs[0]), fmt, fast, batch_size, entity_fix, Path(markup_map) if markup_map else None, tei_blocks)
     if out:
         with atomic_file(Path(out)) as temp, temp.open("w", encoding="utf-8") as handle:
             found = predict_to(handle.write, *options, join_lines=join_line_ends, reader_spans=reader_spans)

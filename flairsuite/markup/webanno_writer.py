@@ -10,8 +10,10 @@ several tokens carries the same number in brackets on each of them, e.g. `*[3]` 
 
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 
 from flairsuite.markup.annotated import Annotated
+from flairsuite.markup.spans import Span
 
 FORMAT_LINE = "#FORMAT=WebAnno TSV 3.3"
 LAYER = "de.tudarmstadt.ukp.dkpro.core.api.ner.type.NamedEntity"
@@ -70,3 +72,18 @@ def webanno_tsv(document: Annotated) -> str:
             identifier, value = cells.get(start, (NO_ANNOTATION, NO_ANNOTATION))
             lines.append(f"{index}-{position}\t{utf16[start]}-{utf16[end]}\t{document.text[start:end]}\t{identifier}\t{value}\t")
     return "\n".join(lines) + "\n"
+
+
+def one_document(documents: Sequence[Annotated], separator: str = "\n\n") -> Annotated:
+    """Several documents as one, their texts joined by `separator` and their offsets moved on: a WebAnno TSV file holds one
+    document (INCEpTION imports a file as one), so several texts go into one file this way (`suggest`'s units)."""
+    texts, sentences, spans, position = [], [], [], 0
+    for number, document in enumerate(documents):
+        if number:
+            texts.append(separator)
+            position += len(separator)
+        sentences.extend([(start + position, end + position) for start, end in sentence] for sentence in document.sentences)
+        spans.extend(Span(span.start + position, span.end + position, span.type, span.confidence) for span in document.spans)
+        texts.append(document.text)
+        position += len(document.text)
+    return Annotated("".join(texts), sentences, spans)
