@@ -16,18 +16,9 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple, Optional
 
+from flairsuite import settings_schema as rules
 from flairsuite.errors import FlairsuiteError
-from flairsuite.settings_schema import (
-    NON_NEGATIVE_INTEGER,
-    NON_NEGATIVE_NUMBER,
-    OPTIONS,
-    POSITIVE_INTEGER,
-    POSITIVE_NUMBER,
-    CheckedSettings,
-    Rule,
-    interval,
-    setting,
-)
+from flairsuite.settings_schema import OPTIONS, CheckedSettings, Rule, interval, setting
 
 NO_NOISE = "none"
 NOISE_KINDS = ("smlm", "smlm-denoise")  # the paper's (text corrupted), and inputs only (a denoising LM)
@@ -78,22 +69,22 @@ class Hyper(CheckedSettings):
 
     wording = OPTIONS
 
-    hidden_size: int = setting(POSITIVE_INTEGER, help="LSTM hidden size.")
-    nlayers: int = setting(POSITIVE_INTEGER, help="LSTM layers.", option="layers")
-    embedding_size: int = setting(POSITIVE_INTEGER, help="Character embedding size.")
-    sequence_length: int = setting(POSITIVE_INTEGER, help="Truncated-BPTT window (characters).")
-    sequence_length_start: int = setting(POSITIVE_INTEGER, help="Window at the start of the ramp to --sequence-length.")
-    ramp_chars: int = setting(NON_NEGATIVE_INTEGER, help="Characters over which the window grows (0: no ramp).")
-    batch_size: int = setting(POSITIVE_INTEGER, help="Parallel character streams per batch.")
-    learning_rate: float = setting(POSITIVE_NUMBER, help="SGD learning rate.")
-    clip: float = setting(POSITIVE_NUMBER, help="Gradient norm clipping.")
+    hidden_size: int = setting(rules.POSITIVE_INTEGER, help="LSTM hidden size.")
+    nlayers: int = setting(rules.POSITIVE_INTEGER, help="LSTM layers.", option="layers")
+    embedding_size: int = setting(rules.POSITIVE_INTEGER, help="Character embedding size.")
+    sequence_length: int = setting(rules.POSITIVE_INTEGER, help="Truncated-BPTT window (characters).")
+    sequence_length_start: int = setting(rules.POSITIVE_INTEGER, help="Window at the start of the ramp to --sequence-length.")
+    ramp_chars: int = setting(rules.NON_NEGATIVE_INTEGER, help="Characters over which the window grows (0: no ramp).")
+    batch_size: int = setting(rules.POSITIVE_INTEGER, help="Parallel character streams per batch.")
+    learning_rate: float = setting(rules.POSITIVE_NUMBER, help="SGD learning rate.")
+    clip: float = setting(rules.POSITIVE_NUMBER, help="Gradient norm clipping.")
     dropout: float = setting(interval(0, 1, low_open=False, high_open=True), help="Dropout.")
     anneal_factor: float = setting(interval(0, 1, low_open=True, high_open=False).noted(" (1: no annealing)"),
                                    help="Learning rate factor after a validation plateau.")
-    patience: int = setting(NON_NEGATIVE_INTEGER, help="Validations without improvement before annealing.")
-    validate_chars: int = setting(POSITIVE_INTEGER, help="Training characters between validation points (annealing, best model).")
-    checkpoint_minutes: float = setting(NON_NEGATIVE_NUMBER.noted(" (0: a checkpoint at every step)"), help="Minutes between checkpoints.")
-    valid_chars: int = setting(POSITIVE_INTEGER, help="Characters of valid (and test) used for perplexity.")
+    patience: int = setting(rules.NON_NEGATIVE_INTEGER, help="Validations without improvement before annealing.")
+    validate_chars: int = setting(rules.POSITIVE_INTEGER, help="Training characters between validation points (annealing, best model).")
+    checkpoint_minutes: float = setting(rules.NON_NEGATIVE_NUMBER.noted(" (0: a checkpoint at every step)"), help="Minutes between checkpoints.")
+    valid_chars: int = setting(rules.POSITIVE_INTEGER, help="Characters of valid (and test) used for perplexity.")
     noise: str = setting(
         NOISE, NO_NOISE, metavar="KIND[:P]",
         help="Synthetic noise on the training text (Schweter and Baiter 2019): smlm:P replaces a share P of the characters "
