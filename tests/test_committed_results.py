@@ -121,7 +121,8 @@ def test_table8_csv_holds_the_mean_std_and_n_of_the_metrics_files():
     folder = ROOT / "results" / "table8-de"
     output = subprocess.run(["flairsuite", "results", str(folder), "--layout", "table8", "--format", "csv"],
                             capture_output=True, text=True, check=True).stdout
-    rows = list(csv.DictReader(line for line in output.splitlines() if not line.startswith("#")))
+    assert not any(line.startswith("#") for line in output.splitlines())
+    rows = list(csv.DictReader(output.splitlines()))
     scores = defaultdict(list)  # (tagger, Entity-Fix, column) -> test F1 (%) per seed, read straight from the files
     for path in folder.rglob("metrics.json"):
         metrics = json.loads(path.read_text(encoding="utf-8"))
@@ -164,8 +165,8 @@ def test_every_layouts_csv_reads_into_pandas_as_numbers(args):
     result = CliRunner().invoke(cli, ["results", *[str(ROOT / arg) if arg.startswith("results") else arg for arg in args], "--format", "csv"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    for section in result.output.strip().split("\n\n"):
-        table = pd.read_csv(io.StringIO(section), comment="#")
+    for section in result.stdout.strip().split("\n\n"):
+        table = pd.read_csv(io.StringIO(section))
         numeric = [name for name in table.columns if name not in KEY_AND_TEXT_COLUMNS]
         assert numeric and len(table) > 0
         for name in numeric:

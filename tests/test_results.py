@@ -204,8 +204,10 @@ def test_artifacts_table_puts_each_stacks_lm_record_beside_the_scores(tmp_path):
         "lm-4h / fasttext:de100": ["dim 100", "", "1"],
     }
     assert "embedding files" not in run("results", str(tmp_path)).output  # only when asked
-    csv_part = run("results", str(tmp_path), "--artifacts", "--format", "csv").output.split("embedding files of each stack")[1]
-    assert '"20.5 M characters, 1.00 h, valid perplexity 4.162, hidden 512"' in csv_part
+    done = run("results", str(tmp_path), "--artifacts", "--format", "csv")
+    assert "# " in done.stderr and "embedding files of each stack" in done.stderr  # titles go to stderr
+    assert not any(line.startswith("#") for line in done.stdout.splitlines())
+    assert '"20.5 M characters, 1.00 h, valid perplexity 4.162, hidden 512"' in done.stdout
 
 
 def test_table3_layout_orders_stacks_and_taggers_as_the_paper_with_dev_and_paper_beside(tmp_path):
@@ -299,8 +301,10 @@ def test_per_type_table_per_corpus(table3):
 
 
 def test_csv_cells_are_numbers_with_mean_std_n_columns_and_footnote(table3):
-    output = run("results", str(table3), "--format", "csv").output
-    frame = pd.read_csv(io.StringIO(output), comment="#")
+    done = run("results", str(table3), "--format", "csv")
+    output = done.stdout
+    assert not any(line.startswith("#") for line in output.splitlines())  # a plain CSV: read_csv needs no comment=
+    frame = pd.read_csv(io.StringIO(output.split("\n\n")[0]))
     stats = ["mean", "std", "n"]
     assert list(frame.columns) == ["embeddings", "tagger", *(f"ler (coarse)† {s}" for s in stats), *(f"sturm {s}" for s in stats)]
     assert all(pd.api.types.is_numeric_dtype(frame[column]) for column in frame.columns[2:])
@@ -308,7 +312,7 @@ def test_csv_cells_are_numbers_with_mean_std_n_columns_and_footnote(table3):
     assert (proposed["sturm mean"], proposed["sturm std"], proposed["sturm n"]) == (pytest.approx(77.12), pytest.approx(0.45, abs=0.005), 3)
     fasttext = frame[frame["embeddings"] == "fasttext"].iloc[0]
     assert fasttext["sturm n"] == 1 and pd.isna(fasttext["sturm std"]) and pd.isna(fasttext["ler (coarse)† mean"])
-    assert "# † ler (coarse): 2 of 2 runs on a subsample: 10% of train (seed 1)" in output.splitlines()
+    assert "# † ler (coarse): 2 of 2 runs on a subsample: 10% of train (seed 1)" in done.stderr.splitlines()
 
 
 def test_latex_cells_bold_pm_and_escaped_footnote(table3):
@@ -430,7 +434,7 @@ def test_dataframe_api(table3):
     assert pd.isna(table.loc[("fasttext", "bilstm-crf"), ("ler (coarse)", "mean")])
     types = collect_per_type(table3)
     assert per_type_table(types, "sturm").loc[("proposed", "bilstm-crf"), "place"] == pytest.approx(38.56)
-    assert report(runs, types, fmt="csv").startswith("# table3: test F1 (%)")
+    assert report(runs, types, fmt="csv").startswith("embeddings,tagger,")
 
 
 def test_help_shows_an_example():

@@ -22,6 +22,7 @@ column's header (`ud-en-ewt [accuracy]`) and in its title; `f1`, `precision`, `r
 import csv
 import io
 import math
+import sys
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -397,10 +398,12 @@ def markdown(title: str, header: list[str], rows: list[list[str]], footnotes: li
 
 
 def csv_text(title: str, header: list[str], rows: list[list[str]], footnotes: list[str], n_keys: int) -> str:
-    """A `# title` line, the CSV table, `# †` footnote lines (read it with `pandas.read_csv(..., comment="#")`)."""
+    """The CSV table alone (header row, rows), which `pandas.read_csv` reads as it is; its title and `†` footnotes go to
+    stderr as `# ` lines, where a person sees them and a program reading stdout does not."""
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows([header, *rows])
-    return "\n".join([f"# {title}", buffer.getvalue().rstrip("\n")] + [f"# {note}" for note in footnotes])
+    print("\n".join([f"# {title}"] + [f"# {note}" for note in footnotes]), file=sys.stderr)
+    return buffer.getvalue().rstrip("\n")
 
 
 def latex(title: str, header: list[str], rows: list[list[str]], footnotes: list[str], n_keys: int) -> str:
