@@ -4,6 +4,8 @@ writes a chosen sentence with its neighbours and passes over what a chosen windo
 whole letter with the selected sentences in `meta`, and sentences shorter than `--min-tokens` are merged before ranking."""
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -144,3 +146,22 @@ def test_the_command_writes_the_selection_beside_out_and_defaults_to_windows(let
         for chosen in unit["selected"]:
             chosen_text = Path(unit["file"]).read_text(encoding="utf-8")[chosen["start"] : chosen["end"]]
             assert "".join(chosen_text.split()) in document
+
+
+ODD_BLOCKS = "Lieber Herr Walden!\n\n\u200b\n\n\ufeff\n\n \u00ad \n\n...\n\n¬\n\n- \n\n\x0c\n\nIch schrieb an Franz Marc in Berlin.\n"
+
+
+@pytest.mark.parametrize("unit", ["sentence", "document"])
+def test_blocks_without_words_make_no_empty_sentence(tmp_path: Path, unit: str) -> None:
+    """Zero-width and format characters, a lone soft hyphen, punctuation or a line-end mark between blank lines: no
+    empty Flair Sentence is made (Flair warns "An empty Sentence was created!" for each, on the stderr a user sees: so the
+    command runs as a user runs it), and the words are all kept."""
+    write_file(tmp_path / "letters" / "odd.txt", ODD_BLOCKS)
+    out = tmp_path / "next.tsv"
+    done = subprocess.run([sys.executable, "-m", "flairsuite", "suggest", str(MODEL), str(tmp_path / "letters"), "--unit", unit,
+                           "--min-tokens", "1", "--out", str(out), "--format", "webanno", "--threads", "1"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "empty Sentence" not in done.stderr and "ranked" in done.stderr
+    tokens = [line.split("\t")[2] for line in out.read_text(encoding="utf-8").splitlines() if "\t" in line and not line.startswith("#")]
+    assert {"Walden", "Franz", "Marc", "Berlin"} <= set(tokens)
