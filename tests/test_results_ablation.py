@@ -20,10 +20,13 @@ def results(tmp_path):
     recorded = {"charlm:de-forward": {"valid_ppl": 4.1624}, "charlm:de-backward": {"valid_ppl": 4.0831}, "fasttext:de": {"dim": 100}}
     specs = ["charlm:de-forward", "charlm:de-backward", "fasttext:de"]
     for seed, (base, big) in enumerate(zip((0.80, 0.82, 0.84), (0.84, 0.86, 0.88)), 1):
-        write_run(root, metrics(experiment="base", embeddings="lm+word", seed=seed, f1=base, embedding_specs=specs, artifact_summaries=recorded))
+        write_run(root, metrics(experiment="base", embeddings="lm+word", seed=seed, f1=base, embedding_specs=specs, artifact_summaries=recorded,
+                                seconds=540.0 + 60 * seed, threads=2))  # 20, 22 and 24 core-minutes
         bigger = {**recorded, "charlm:de-forward": {"valid_ppl": 3.5} if seed < 3 else {"valid_ppl": 3.4}}  # seed 3 read a later LM
-        write_run(root, metrics(experiment="lm", embeddings="big+word", seed=seed, f1=big, embedding_specs=specs, artifact_summaries=bigger))
-    write_run(root, metrics(experiment="lm", embeddings="big+word", seed=9, f1=0.10, entity_fix=True, run="sturm/big+word/bilstm-crf/fix"))
+        write_run(root, metrics(experiment="lm", embeddings="big+word", seed=seed, f1=big, embedding_specs=specs, artifact_summaries=bigger,
+                                seconds=900.0, threads=1))
+    write_run(root, metrics(experiment="lm", embeddings="big+word", seed=9, f1=0.10, entity_fix=True, run="sturm/big+word/bilstm-crf/fix",
+                            seconds=9000.0, threads=1))  # an Entity-Fix variant: in no cell
     write_run(root, metrics(experiment="wide", embeddings="x", tagger="bilstm512-crf", f1=0.70))
     write_run(root, metrics(experiment="wide", embeddings="x", tagger="bilstm-crf", f1=0.71))
     (tmp_path / "ablation.yaml").write_text(SPEC, encoding="utf-8")
@@ -35,14 +38,15 @@ def test_each_change_beside_its_baseline_with_a_welch_interval(results):
     assert result.exit_code == 0, result.output
     assert "## toy-ablation: sturm, dev and test F1 (%)" in result.output
     rows = table_rows(result.output)
-    assert rows["baseline / base/lm+word/bilstm-crf"] == ["4.162 / 4.083", "87.00 ± 2.00 (3)", "", "82.00 ± 2.00 (3)", ""]
+    assert rows["baseline / base/lm+word/bilstm-crf"] == ["4.162 / 4.083", "87.00 ± 2.00 (3)", "", "82.00 ± 2.00 (3)", "", "22.00"]
     # means 86 and 82, variances 4 and 4, 3 seeds: standard error sqrt(8/3) = 1.63299, df 4, t(0.95, 4) = 2.13185
     half = 2.13185 * 1.63299
     interval = f"+4.00 [{4 - half:+.2f}, {4 + half:+.2f}]"
-    assert rows["bigger LM / lm/big+word/bilstm-crf"] == ["3.500 / 4.083; 3.400 / 4.083", "91.00 ± 2.00 (3)", interval, "86.00 ± 2.00 (3)", interval]
-    assert rows["not trained yet / lm/huge+word/bilstm-crf"] == ["", "", "", "", ""]
+    assert rows["bigger LM / lm/big+word/bilstm-crf"] == ["3.500 / 4.083; 3.400 / 4.083", "91.00 ± 2.00 (3)", interval, "86.00 ± 2.00 (3)", interval,
+                                                                 "15.00"]
+    assert rows["not trained yet / lm/huge+word/bilstm-crf"] == ["", "", "", "", "", ""]
     assert "† changes[2].runs: no runs of lm/huge+word/bilstm-crf yet (stacks with runs in lm: big+word)" in result.output
-    assert rows["wider LSTM / wide/x/bilstm512-crf against wide/x/bilstm-crf"] == ["", "75.00 ± – (1)", "-1.00", "70.00 ± – (1)", "-1.00"]
+    assert rows["wider LSTM / wide/x/bilstm512-crf against wide/x/bilstm-crf"] == ["", "75.00 ± – (1)", "-1.00", "70.00 ± – (1)", "-1.00", ""]  # no threads recorded
 
 
 def test_each_corpus_shows_the_perplexity_of_the_lms_its_own_runs_read(results):

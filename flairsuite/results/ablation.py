@@ -15,11 +15,15 @@ changes:
 `flairsuite results DIR --layout ablation --ablation-file FILE` prints one table per corpus: the baseline's dev and test
 score (mean ± std (n) over seeds), then per change its scores and the difference to its baseline with
 the 90 % Welch interval (`welch.py`), dev first, since dev is what decides whether a change is kept.
-Beside each row: the valid perplexity per character of the character LMs its runs read, as recorded.
+Beside each row: the valid perplexity per character of the character LMs its runs read, as recorded, and what a run
+cost: its wall minutes times its torch threads (`seconds` and `threads` of metrics.json, mean over the runs; an upper
+bound of the CPU time, reached on a machine nothing else uses; empty for runs from before the threads were recorded),
+the tagger's training only (embedding files made once and shared, such as an adapted LM pair, are not in it).
 Entity-Fix variants are left out. A change without runs (not trained yet, or misspelt) shows empty cells and a
 footnote naming its key; an experiment without runs, or a baseline without runs, is an error naming the file and key.
 """
 
+import math
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
@@ -35,7 +39,8 @@ from flairsuite.settings_schema import checked_keys
 
 LEVEL = 0.90
 DELTA = {"md": "Δ", "csv": "Δ", "latex": r"$\Delta$"}  # pdflatex without extra packages takes no Unicode Δ
-HEADERS = ("change", "runs", "LM valid ppl", "dev", f"Δ dev [{LEVEL * 100:.0f} % interval]", "test", f"Δ test [{LEVEL * 100:.0f} % interval]")
+HEADERS = ("change", "runs", "LM valid ppl", "dev", f"Δ dev [{LEVEL * 100:.0f} % interval]", "test", f"Δ test [{LEVEL * 100:.0f} % interval]",
+           "core-min a run")
 
 
 class RunsRef(NamedTuple):
@@ -123,7 +128,7 @@ def perplexity_cell(frame: pd.DataFrame, ref: RunsRef, corpus: str) -> str:
     stack order, as the runs recorded them (`artifact_summaries`); runs that read LMs of other perplexities add theirs
     after `;`. Runs on other corpora are not this table's (they may have read another file of the same name)."""
     seen: list[str] = []
-    runs = runs_of(frame, ref)
+    runs = trained_runs(runs_of(frame, ref))
     runs = runs[runs["corpus_label"] == corpus]
     for specs, summaries in zip(runs["embedding_specs"], runs["artifact_summaries"]):
         values = [(summaries or {}).get(spec, {}).get("valid_ppl") for spec in specs.split() if spec.startswith("charlm:")]
@@ -142,6 +147,13 @@ def difference(change: list[float], baseline: list[float]) -> Optional[Differenc
     return Difference(*welch_interval(change, baseline, LEVEL))
 
 
+def core_minutes(frame: pd.DataFrame, ref: RunsRef, corpus: str) -> float:
+    """Mean wall minutes times torch threads of the runs of `ref` on `corpus` (NaN without runs or without threads recorded)."""
+    runs = trained_runs(runs_of(frame, ref))
+    runs = runs[runs["corpus_label"] == corpus]
+    return float((runs["seconds"] * runs["threads"]).mean() / 60) if len(runs) else math.nan
+
+
 def ablation_rows(frame: pd.DataFrame, ablation: Ablation, corpus: str) -> list[list[Cell]]:
     """The table's rows on one corpus: the baseline, then each change (HEADERS)."""
     def values(ref: RunsRef) -> dict[str, list[float]]:
@@ -149,7 +161,7 @@ def ablation_rows(frame: pd.DataFrame, ablation: Ablation, corpus: str) -> list[
 
     base = values(ablation.baseline)
     rows: list[list[Cell]] = [["baseline", str(ablation.baseline), perplexity_cell(frame, ablation.baseline, corpus), summary(base["dev"]), None,
-                               summary(base["test"]), None]]
+                               summary(base["test"]), None, core_minutes(frame, ablation.baseline, corpus)]]
     for change in ablation.changes:
         ours, theirs = values(change.runs), values(change.baseline)
         against = "" if change.baseline == ablation.baseline else f" against {change.baseline}"
@@ -158,7 +170,7 @@ def ablation_rows(frame: pd.DataFrame, ablation: Ablation, corpus: str) -> list[
             perplexity += f" (against {perplexity_cell(frame, change.baseline, corpus)})"
         rows.append([change.change, f"{change.runs}{against}", perplexity,
                      summary(ours["dev"]), difference(ours["dev"], theirs["dev"]),
-                     summary(ours["test"]), difference(ours["test"], theirs["test"])])
+                     summary(ours["test"]), difference(ours["test"], theirs["test"]), core_minutes(frame, change.runs, corpus)])
     return rows
 
 
