@@ -5,8 +5,8 @@
 The text is Sturm's gold sentences joined by one space, tokens joined as `sentence_boundaries.py` joins them (no
 space before closing punctuation). It is split by Flair's `SegtokSentenceSplitter` (what `split_text` used before
 issue 74), by `GermanSentenceSplitter` (what it uses now), and, as a reference, at the gold sentence ends (tokens
-by Flair's segtok tokenizer all three times); each split is tagged as `flairsuite predict` tags (`predict.tag`, raw
-tags read as spans, `predict.char_spans`), and the entities are scored against the gold ones by character offsets:
+by Flair's segtok tokenizer all three times); each split is tagged as `flairsuite predict` tags (`inference.raw_tags.tag`, raw
+tags read as spans, `predict.tagged_text.char_spans`), and the entities are scored against the gold ones by character offsets:
 an entity counts when its start, end and type equal a gold entity's (micro precision, recall, F1 over all types).
 The model must tag Sturm's types (pers, place, date): a tagger trained on Sturm (`flairsuite quickstart`, or a run of
 experiments/sturm-table3.yaml).
@@ -27,7 +27,9 @@ from flairsuite.corpora.sentence_splitter import GermanSentenceSplitter
 from flairsuite.corpora.tags import bio_spans
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files.paths import corpora_dir
-from flairsuite.predict import char_spans, load_tagger, tag
+from flairsuite.inference.raw_tags import tag
+from flairsuite.inference.saved_tagger import load_tagger
+from flairsuite.predict.tagged_text import char_spans
 
 Entity = tuple[int, int, str]
 

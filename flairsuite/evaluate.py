@@ -23,10 +23,11 @@ from flairsuite.corpora.loading import linked
 from flairsuite.corpora.registry import DatasetSpec
 from flairsuite.corpora.tasks import task
 from flairsuite.errors import FlairsuiteError
+from flairsuite.inference.raw_tags import tag
+from flairsuite.inference.saved_tagger import load_tagger, predicts_spans
 from flairsuite.markup.annotated import Annotated, from_tokens
 from flairsuite.markup.annotation_formats import annotation_text
 from flairsuite.models.entity_fix import entity_fix
-from flairsuite.predict import load_tagger, predicts_spans, tag
 from flairsuite.results.lengths import LABELS, length_counts
 from flairsuite.results.predictions import predictions_tsv
 from flairsuite.results.seen_entity_recall import SeenCounts, entities, seen_counts

@@ -122,7 +122,7 @@ LETTER = "Lieber Herwarth Walden, Grüße 🙂 aus München!\nIch las den Sturm 
 @pytest.fixture(scope="module")
 def predicted(tmp_path_factory) -> dict[str, Path]:
     """map.pt's predictions of LETTER in json, webanno, jsonl and conll."""
-    from flairsuite.predict import predict_document
+    from flairsuite.predict.inputs import predict_document
 
     folder = tmp_path_factory.mktemp("predicted")
     letter = write_file(folder / "letter.txt", LETTER)

@@ -172,7 +172,7 @@ def test_serve_page_shows_an_error_in_one_line(browser, server):
 
 
 def test_predict_html_page_in_the_browser(browser, tmp_path):
-    from flairsuite.predict import FORMATS
+    from flairsuite.predict.formats import FORMATS
 
     if "html" not in FORMATS:
         pytest.skip("flairsuite predict has no --format html yet")

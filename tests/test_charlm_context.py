@@ -186,7 +186,8 @@ train: {max_epochs: 2}
     reloaded = next(e for e in parts if e.is_forward_lm)
     assert torch.allclose(torch.cat(vectors(reloaded, linked(DOCUMENT))), torch.cat(vectors(fresh, linked(DOCUMENT))))
 
-    from flairsuite.predict import load_tagger, split, tag
+    from flairsuite.inference.raw_tags import split, tag
+    from flairsuite.inference.saved_tagger import load_tagger
 
     model = load_tagger(model_path)
     for fast in (True, False):  # the fast path and Flair's own predict read the same neighbours

@@ -15,9 +15,10 @@ from seqeval.scheme import IOB2, Entities
 from test_predict import labeled, tiny_embeddings, train
 
 from flairsuite.cli import cli
+from flairsuite.inference.raw_tags import tag
+from flairsuite.inference.saved_tagger import load_tagger
 from flairsuite.inference.tagger import torch_threads
 from flairsuite.models.registry import build_tagger
-from flairsuite.predict import load_tagger, tag
 
 
 def column_lines(sentence: Sentence) -> str:

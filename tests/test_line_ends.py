@@ -9,12 +9,17 @@ from pathlib import Path
 import pytest
 from conftest import write_file
 
-import flairsuite.predict as predict
 from flairsuite.corpora.line_ends import JOIN, KEEP, LEAVE, decision, joined_view, reading_view
 from flairsuite.corpora.segmentation import flair_view, split_text
 from flairsuite.inference import stream
+from flairsuite.inference.raw_tags import split, tag
+from flairsuite.inference.saved_tagger import load_tagger
 from flairsuite.inference.stream import text_parts
 from flairsuite.inference.tagger import torch_threads
+from flairsuite.predict import loading
+from flairsuite.predict.inputs import predict_document
+from flairsuite.predict.outputs import column_block, sentence_json
+from flairsuite.predict.prediction import Prediction
 
 MODELS = Path(__file__).parent / "fixtures" / "saved-models"
 LETTER = (
@@ -134,9 +139,9 @@ def letter(tmp_path_factory) -> Path:
     return write_file(tmp_path_factory.mktemp("letter") / "brief.txt", LETTER)
 
 
-def predicted(path: Path, fmt: str, model: str = "map.pt", **options) -> predict.Prediction:
+def predicted(path: Path, fmt: str, model: str = "map.pt", **options) -> Prediction:
     with torch_threads(1):
-        return predict.predict_document(MODELS / model, path, fmt, False, None, **options)
+        return predict_document(MODELS / model, path, fmt, False, None, **options)
 
 
 def test_predict_tags_the_joined_words_at_the_files_offsets(letter):
@@ -170,14 +175,14 @@ def test_token_formats_hold_a_joined_word_as_the_pieces_of_its_lines(letter, fmt
 
 def test_the_off_switch_gives_the_old_output(letter, monkeypatch):
     """--keep-line-ends --keep-raw-spans: column and JSON as the old pipeline made them (Flair's view, split, raw tags)."""
-    model = predict.load_tagger(MODELS / "lcrf-ner.pt")
-    monkeypatch.setattr(predict, "load_tagger", lambda path: model)
+    model = load_tagger(MODELS / "lcrf-ner.pt")
+    monkeypatch.setattr(loading, "load_tagger", lambda path: model)
     view = flair_view(LETTER)
-    sentences = predict.split(view.text)
+    sentences = split(view.text)
     with torch_threads(1):
-        tagged = predict.tag(model, sentences, False, None)
-    column = "\n\n".join(predict.column_block(s, tags) for s, tags in zip(sentences, tagged)) + "\n"
-    lines = "".join(json.dumps(predict.sentence_json(s, tags, True, view), ensure_ascii=False) + "\n" for s, tags in zip(sentences, tagged))
+        tagged = tag(model, sentences, False, None)
+    column = "\n\n".join(column_block(s, tags) for s, tags in zip(sentences, tagged)) + "\n"
+    lines = "".join(json.dumps(sentence_json(s, tags, True, view), ensure_ascii=False) + "\n" for s, tags in zip(sentences, tagged))
     assert predicted(letter, "column", join_lines=False, reader_spans=False).text == column
     assert predicted(letter, "json", join_lines=False, reader_spans=False).text == lines
     assert predicted(letter, "column").text != column
@@ -203,7 +208,8 @@ def test_serve_joins_a_text_and_a_cass_tokens():
 
 
 def test_suggest_ranks_and_writes_the_joined_words(tmp_path, monkeypatch):
-    from flairsuite.suggest import read_units, suggest
+    from flairsuite.suggest.suggestion import suggest
+    from flairsuite.suggest.texts import read_units
 
     path = write_file(tmp_path / "brief.txt", LETTER)
     units = read_units(path, "sentence", "words")
@@ -212,7 +218,7 @@ def test_suggest_ranks_and_writes_the_joined_words(tmp_path, monkeypatch):
     assert [unit.source for unit in units] == [f"{path}:{line}" for line in (1, 3, 4, 7, 8, 9)]
     kept = {token.text for unit in read_units(path, "sentence", "words", join=False) for sentence in unit.sentences for token in sentence}
     assert "Berlin" not in kept and "Ber" in kept
-    monkeypatch.setattr("flairsuite.suggest.text_parts", functools.partial(stream.text_parts, window=60))
+    monkeypatch.setattr("flairsuite.suggest.units.text_parts", functools.partial(stream.text_parts, window=60))
     with torch_threads(1):
         found = suggest(MODELS / "map.pt", path, 10, "column")
     assert set(JOINED) <= {line.split("\t")[0] for line in found.text.splitlines() if line}

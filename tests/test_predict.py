@@ -14,10 +14,11 @@ from flair.models import LanguageModel, SequenceTagger
 from gensim.models import KeyedVectors
 
 from flairsuite.cli import cli
+from flairsuite.inference.raw_tags import flair_tags, split, tag
+from flairsuite.inference.saved_tagger import load_tagger
 from flairsuite.inference.tagger import FastTagger, torch_threads
 from flairsuite.models.cse import ClassStartEndTagger
 from flairsuite.models.registry import build_tagger, saved_classes
-from flairsuite.predict import flair_tags, load_tagger, split, tag
 
 TEXT = (
     "Am Montag besuchte Anna die Stadt Berlin, sagte der König vor Gericht. "
@@ -174,7 +175,7 @@ def never_fast(*args, **kwargs):
 def test_plain_flair_cli_path(models: dict[str, Path], tmp_path: Path, monkeypatch) -> None:
     text = write_file(tmp_path / "text.txt", TEXT)
     with monkeypatch.context() as patched:
-        patched.setattr("flairsuite.predict.FastTagger", never_fast)  # --no-fast is the model's own predict
+        patched.setattr("flairsuite.inference.raw_tags.FastTagger", never_fast)  # --no-fast is the model's own predict
         plain = run(str(models["map"]), str(text), "--no-fast", "--batch-size", "2")
     assert plain.exit_code == 0, plain.output
     exact = FastTagger(SequenceTagger.load(models["map"]), quantize=False).tag(split(TEXT))
@@ -300,7 +301,7 @@ def test_cse_fast_and_plain_cli_tags_agree(models: dict[str, Path], tmp_path: Pa
     text = write_file(tmp_path / "text.txt", TEXT)
     fast = run(str(models["cse"]), str(text))
     with monkeypatch.context() as patched:
-        patched.setattr("flairsuite.predict.FastTagger", never_fast)
+        patched.setattr("flairsuite.inference.raw_tags.FastTagger", never_fast)
         plain = run(str(models["cse"]), str(text), "--no-fast")
     assert fast.exit_code == plain.exit_code == 0, fast.output + plain.output
     assert fast.stdout == plain.stdout

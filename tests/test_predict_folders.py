@@ -11,7 +11,7 @@ from conftest import write_file
 
 from flairsuite.cli.predict_files import inputs_and_outputs
 from flairsuite.errors import FlairsuiteError
-from flairsuite.predict import predict_document
+from flairsuite.predict.inputs import predict_document
 
 MODEL = Path(__file__).parent / "fixtures" / "saved-models" / "map.pt"
 FLAIRSUITE = str(Path(sys.executable).parent / "flairsuite")

@@ -13,13 +13,16 @@ from pathlib import Path
 import pytest
 from conftest import write_file
 
-import flairsuite.predict as predict
 from flairsuite.corpora.segmentation import flair_view, split_text
 from flairsuite.errors import InputError, read_utf8
 from flairsuite.inference import stream, textfile
+from flairsuite.inference.saved_tagger import load_tagger
 from flairsuite.inference.stream import text_parts
 from flairsuite.inference.tagger import torch_threads
 from flairsuite.inference.textfile import chunks, scan
+from flairsuite.predict import loading, plain_text
+from flairsuite.predict.formats import FORMATS
+from flairsuite.predict.inputs import predict_document
 
 MODELS = Path(__file__).parent / "fixtures" / "saved-models"
 LETTER = (Path(__file__).resolve().parents[1] / "experiments" / "walkthrough" / "brief.txt").read_text(encoding="utf-8")
@@ -134,21 +137,21 @@ def edition(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def load_once():
     """`load_tagger` that loads each model file once in this module (Flair's predict leaves the model as it was)."""
-    return functools.lru_cache(predict.load_tagger)
+    return functools.lru_cache(load_tagger)
 
 
-@pytest.mark.parametrize("fmt", predict.FORMATS)
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_streamed_formats_equal_the_whole_document_writers(edition, load_once, monkeypatch, fmt):
     """Tagged in parts of 300 characters read in blocks of 5 bytes, every format is byte for byte what the text as
     one part gives (there the whole-document writers of `flairsuite.markup` write conll, webanno, jsonl, labelstudio)."""
-    monkeypatch.setattr(predict, "load_tagger", load_once)
+    monkeypatch.setattr(loading, "load_tagger", load_once)
     with torch_threads(1):  # tiny matrices: a second thread only costs
-        whole = predict.predict_document(MODELS / "map.pt", edition, fmt, False, None)
-        monkeypatch.setattr(predict, "text_parts", functools.partial(stream.text_parts, window=300))
-        monkeypatch.setattr(predict, "chunks", functools.partial(textfile.chunks, read_bytes=5))
+        whole = predict_document(MODELS / "map.pt", edition, fmt, False, None)
+        monkeypatch.setattr(plain_text, "text_parts", functools.partial(stream.text_parts, window=300))
+        monkeypatch.setattr(plain_text, "chunks", functools.partial(textfile.chunks, read_bytes=5))
         parts = []
-        monkeypatch.setattr(predict, "linked", lambda found: (parts.append(part) or part for part in stream.linked(found)))
-        streamed = predict.predict_document(MODELS / "map.pt", edition, fmt, False, None)
+        monkeypatch.setattr(plain_text, "linked", lambda found: (parts.append(part) or part for part in stream.linked(found)))
+        streamed = predict_document(MODELS / "map.pt", edition, fmt, False, None)
     assert len(parts) > 10
     assert streamed == whole
 
@@ -202,7 +205,7 @@ def test_document_context_reads_across_parts(edition, tmp_path, monkeypatch):
     from flairsuite.models.registry import build_tagger
 
     lm = tmp_path / "lm.pt"
-    predict.load_tagger(MODELS / "map.pt").embeddings.embeddings[0].lm.save(lm)
+    load_tagger(MODELS / "map.pt").embeddings.embeddings[0].lm.save(lm)
     dictionary = Dictionary(add_unk=False)
     for kind in ("pers", "place"):
         dictionary.add_item(kind)
@@ -211,11 +214,11 @@ def test_document_context_reads_across_parts(edition, tmp_path, monkeypatch):
     path = tmp_path / "context.pt"
     build_tagger("map", StackedEmbeddings([ContextFlairEmbeddings(str(lm), context_chars=60)]), dictionary, "ner").save(path)
     with torch_threads(1):
-        whole = predict.predict_document(path, edition, "json", False, None)
-        alone = predict.predict_document(path, write_file(tmp_path / "one.txt", LETTER.split("\n\n")[1]), "json", False, None)
-        monkeypatch.setattr(predict, "text_parts", functools.partial(stream.text_parts, window=300))
-        monkeypatch.setattr(predict, "chunks", functools.partial(textfile.chunks, read_bytes=5))
-        streamed = predict.predict_document(path, edition, "json", False, None)
+        whole = predict_document(path, edition, "json", False, None)
+        alone = predict_document(path, write_file(tmp_path / "one.txt", LETTER.split("\n\n")[1]), "json", False, None)
+        monkeypatch.setattr(plain_text, "text_parts", functools.partial(stream.text_parts, window=300))
+        monkeypatch.setattr(plain_text, "chunks", functools.partial(textfile.chunks, read_bytes=5))
+        streamed = predict_document(path, edition, "json", False, None)
     assert streamed == whole
     in_text = json.loads(whole.text.splitlines()[1])  # "Lieber Herr Walden!" with its neighbours
     assert in_text["tokens"] == json.loads(alone.text)["tokens"] and in_text != {**json.loads(alone.text), "start_char": in_text["start_char"]}

@@ -14,10 +14,15 @@ import pytest
 from conftest import write_file
 from flair.data import get_spans_from_bio
 
-import flairsuite.predict as predict
-from flairsuite.corpora.line_ends import joined_view
+from flairsuite.corpora.line_ends import joined_view, reading_view
+from flairsuite.inference.raw_tags import split, tag
 from flairsuite.inference.reader_spans import ACROSS_LINES, PUNCTUATION_ONLY, TRIMMED, is_punctuation, reader_tags
+from flairsuite.inference.saved_tagger import load_tagger
 from flairsuite.inference.tagger import torch_threads
+from flairsuite.predict import loading
+from flairsuite.predict.formats import FORMATS
+from flairsuite.predict.inputs import predict_document
+from flairsuite.predict.outputs import sentence_json
 
 MODELS = Path(__file__).parent / "fixtures" / "saved-models"
 LETTER = (
@@ -78,13 +83,13 @@ def letter(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def outputs(letter):
     """Every format of the letter, tagged by the tiny CSE tagger (it marks nearly every token), and its JSON with the rules off."""
-    model = predict.load_tagger(MODELS / "cse.pt")
+    model = load_tagger(MODELS / "cse.pt")
     found = {}
     with torch_threads(1), pytest.MonkeyPatch.context() as patch:
-        patch.setattr(predict, "load_tagger", lambda path: model)
-        for fmt in predict.FORMATS:
-            found[fmt, True] = predict.predict_document(MODELS / "cse.pt", letter, fmt, False, None)
-        found["json", False] = predict.predict_document(MODELS / "cse.pt", letter, "json", False, None, reader_spans=False)
+        patch.setattr(loading, "load_tagger", lambda path: model)
+        for fmt in FORMATS:
+            found[fmt, True] = predict_document(MODELS / "cse.pt", letter, fmt, False, None)
+        found["json", False] = predict_document(MODELS / "cse.pt", letter, "json", False, None, reader_spans=False)
     return found
 
 
@@ -155,23 +160,23 @@ def test_a_span_across_a_line_break_is_dropped_a_joined_word_is_not(tmp_path, mo
     text = "Ihr Franz\nMarc kam. Lieber Herr Wal-\nden. Ja!\n"
     path = write_file(tmp_path / "lines.txt", text)
     whole = lambda sentences: [[("B-pers", 0.9)] + [("I-pers", 0.8)] * (len(s) - 1) for s in sentences]  # noqa: E731
-    monkeypatch.setattr(predict, "tagger", lambda model, fast, batch_size: whole)
-    found = predict.predict_document(MODELS / "map.pt", path, "json", False, None)
+    monkeypatch.setattr(loading, "tagger", lambda model, fast, batch_size: whole)
+    found = predict_document(MODELS / "map.pt", path, "json", False, None)
     assert [text[start:end] for start, end, _ in json_spans(found.text)] == ["Lieber Herr Wal-\nden", "Ja"]
     assert (found.rules[ACROSS_LINES], found.rules[TRIMMED], found.rules[PUNCTUATION_ONLY]) == (1, 2, 0)
-    raw = predict.predict_document(MODELS / "map.pt", path, "json", False, None, reader_spans=False)
+    raw = predict_document(MODELS / "map.pt", path, "json", False, None, reader_spans=False)
     assert [text[start:end] for start, end, _ in json_spans(raw.text)] == ["Ihr Franz\nMarc kam.", "Lieber Herr Wal-\nden.", "Ja!"]
-    tei = predict.predict_document(MODELS / "map.pt", path, "tei", False, None).text
+    tei = predict_document(MODELS / "map.pt", path, "tei", False, None).text
     assert "<persName" in tei and ">Lieber Herr Wal-\nden</persName>." in tei and ">Ja</persName>!" in tei and "Franz</" not in tei
 
 
 def test_the_keep_option_keeps_the_spans_as_tagged(outputs, letter):
-    model = predict.load_tagger(MODELS / "cse.pt")
-    view = predict.reading_view(LETTER)
-    sentences = predict.split(view.text)
+    model = load_tagger(MODELS / "cse.pt")
+    view = reading_view(LETTER)
+    sentences = split(view.text)
     with torch_threads(1):
-        tagged = predict.tag(model, sentences, False, None)
-    raw = [span for s, tags in zip(sentences, tagged) for span in predict.sentence_json(s, tags, True, view)["spans"]]
+        tagged = tag(model, sentences, False, None)
+    raw = [span for s, tags in zip(sentences, tagged) for span in sentence_json(s, tags, True, view)["spans"]]
     assert json_spans(outputs["json", False].text) == [(s["start_char"], s["end_char"], s["type"]) for s in raw]
 
 
@@ -202,7 +207,7 @@ def test_serve_applies_the_rules():
 
 
 def test_suggest_writes_reader_spans(tmp_path):
-    from flairsuite.suggest import suggest
+    from flairsuite.suggest.suggestion import suggest
 
     path = write_file(tmp_path / "brief.txt", LETTER)
     with torch_threads(1):

@@ -25,9 +25,10 @@ cassis = pytest.importorskip("cassis", reason="the inception extra (dkpro-cassis
 httpx = pytest.importorskip("httpx")
 uvicorn = pytest.importorskip("uvicorn")
 
+from flairsuite.inference.raw_tags import split  # noqa: E402
+from flairsuite.inference.saved_tagger import load_tagger  # noqa: E402
 from flairsuite.inference.tagger import torch_threads  # noqa: E402
 from flairsuite.markup.spans import Span  # noqa: E402
-from flairsuite.predict import load_tagger, split  # noqa: E402
 from flairsuite.serve import inception, retrain, server  # noqa: E402
 from flairsuite.serve.app import create_app  # noqa: E402
 from flairsuite.serve.cas import add_suggestions, bio_tags, labeled_sentences, with_suggestions  # noqa: E402

@@ -16,7 +16,7 @@ import pytest
 from flair.data import Sentence
 from flair.models import SequenceTagger
 
-from flairsuite.predict import predict_file
+from flairsuite.predict.inputs import predict_file
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "saved-models"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))

@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from flairsuite.cli import cli  # noqa: E402
 from flairsuite.errors import FlairsuiteError  # noqa: E402
 from flairsuite.inference.tagger import torch_threads  # noqa: E402
-from flairsuite.predict import predict_document  # noqa: E402
+from flairsuite.predict.inputs import predict_document  # noqa: E402
 from flairsuite.serve import engine, server  # noqa: E402
 from flairsuite.serve.answers import INTERNAL_ERROR  # noqa: E402
 from flairsuite.serve.app import create_app  # noqa: E402

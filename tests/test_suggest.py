@@ -10,9 +10,14 @@ import pytest
 from conftest import invoke, one_error_line, write_file
 from flair.data import Sentence
 
+from flairsuite.inference.raw_tags import tag
+from flairsuite.inference.saved_tagger import load_tagger
 from flairsuite.models.selection import jaccard, pick, ranked, word_set
-from flairsuite.predict import load_tagger, tag
-from flairsuite.suggest import Pool, read_units, sentence_scores, suggest, token_spans
+from flairsuite.suggest.output import token_spans
+from flairsuite.suggest.pool import Pool
+from flairsuite.suggest.scoring import sentence_scores
+from flairsuite.suggest.suggestion import suggest
+from flairsuite.suggest.texts import read_units
 
 MODELS = Path(__file__).parent / "fixtures" / "saved-models"
 LETTER = (
@@ -125,7 +130,7 @@ def candidates(count: int, seed: int) -> list:
     """Random scored units of few words (many repeated word sets, near-duplicates among the rest), values with ties."""
     import random
 
-    from flairsuite.suggest import Candidate
+    from flairsuite.suggest.candidates import Candidate
 
     rng = random.Random(seed)
     words = ["lieber", "herr", "walden", "marc", "grüße", "anna", "wien", "!", ".", "kam", "ging"]
@@ -147,7 +152,7 @@ def test_the_pool_keeps_what_the_near_duplicate_rule_needs():
         for unit in units:
             pool.add(unit)
         assert chosen_sources(pool.candidates(), n) == chosen_sources(units, n)
-    from flairsuite.suggest import Candidate
+    from flairsuite.suggest.candidates import Candidate
 
     pool = Pool(size=20, fill=3)
     for i in range(5000):
@@ -163,7 +168,7 @@ def test_the_pool_keeps_what_the_near_duplicate_rule_needs():
 def test_plain_text_read_in_parts_gives_the_sentences_and_lines_of_the_whole(tmp_path, monkeypatch):
     import functools
 
-    import flairsuite.suggest as module
+    import flairsuite.suggest.units as module
     from flairsuite.inference import stream, textfile
 
     text = LETTER * 3 + "\n\nDas 𝔄𝔫𝔫𝔞-Blatt kam.\r\nOtto ging nach Köln.\n"

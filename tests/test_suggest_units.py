@@ -1,4 +1,4 @@
-"""`flairsuite suggest`'s units (flairsuite/suggest.py): every format holds the letters' own characters (WebAnno's `#Text=`
+"""`flairsuite suggest`'s units (flairsuite/suggest/): every format holds the letters' own characters (WebAnno's `#Text=`
 lines with their spacing and line breaks, read back by the suite's WebAnno reader to the same tokens), `--unit window`
 writes a chosen sentence with its neighbours and passes over what a chosen window holds, `--unit document` writes the
 whole letter with the selected sentences in `meta`, and sentences shorter than `--min-tokens` are merged before ranking."""
@@ -14,9 +14,13 @@ from conftest import invoke, write_file
 
 from flairsuite.corpora.registry import FormatSpec
 from flairsuite.corpora.webanno_reader import read_webanno
+from flairsuite.markup.annotated import pieces
 from flairsuite.models.uncertainty import Scores
-from flairsuite.predict import pieces
-from flairsuite.suggest import Original, Scored, Windows, read_units, suggest
+from flairsuite.suggest.candidates import Windows
+from flairsuite.suggest.scoring import Scored
+from flairsuite.suggest.suggestion import suggest
+from flairsuite.suggest.texts import read_units
+from flairsuite.suggest.units import Original
 
 MODEL = Path(__file__).parent / "fixtures" / "saved-models" / "lcrf-ner.pt"
 LETTERS = {

@@ -123,7 +123,7 @@ def predict(
         return
     set_threads(threads)
     from flairsuite.files.atomic import atomic_file
-    from flairsuite.predict import predict_to
+    from flairsuite.predict.inputs import predict_to
 
     start = time.perf_counter()
     options = (Path(model), Path(inputs[0]), fmt, fast, batch_size, entity_fix, Path(markup_map) if markup_map else None, tei_blocks)

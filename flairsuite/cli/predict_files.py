@@ -13,7 +13,7 @@ The rules:
   inputs that would write one output, or an output that would replace an input, are a one-line error before anything
   is tagged. Each output is written atomically (`flairsuite.files.atomic`): a file interrupted or failed has no output.
 - *What is written*: for each input exactly what `flairsuite predict MODEL INPUT --format F` writes for it alone, with the
-  same options (`flairsuite.predict.predict_to` with the model loaded once, `loaded_tagger`).
+  same options (`flairsuite.predict.inputs.predict_to` with the model loaded once, `loaded_tagger`).
 - *Errors*: bad content of one input (what `predict` on that file alone reports as a one-line error: not UTF-8, empty
   or blank, no tokens, malformed XML) skips it: one line on stderr names it and why, nothing is written for it, the run
   goes on, and at the end, after the summary line, the command fails (exit status 1) with an `Error:` line counting
@@ -118,7 +118,7 @@ def checked_pairs(pairs: list[tuple[Path, Path]]) -> list[tuple[Path, Path]]:
 
 @dataclass
 class Totals:
-    """What the inputs tagged so far add up to (the fields of `flairsuite.predict.Prediction`, summed)."""
+    """What the inputs tagged so far add up to (the fields of `flairsuite.predict.prediction.Prediction`, summed)."""
 
     files: int = 0
     sentences: int = 0
@@ -178,7 +178,9 @@ def predict_files(model: Path, pairs: list[tuple[Path, Path]], out: Path, fmt: s
 
     from flairsuite.errors import InputError
     from flairsuite.files.atomic import atomic_file
-    from flairsuite.predict import checked_options, loaded_tagger, predict_to  # torch and Flair: part of the load's time
+    from flairsuite.predict.formats import checked_options
+    from flairsuite.predict.inputs import predict_to  # torch and Flair: part of the load's time
+    from flairsuite.predict.loading import loaded_tagger
 
     checked_options(fmt, options.get("markup_map"), options.get("tei_blocks"))
     loaded = loaded_tagger(model, fmt, options["fast"], options["batch_size"], options["entity_fix"])

@@ -64,7 +64,7 @@ def suggest(
     import torch
 
     from flairsuite.files.atomic import write_json, write_text
-    from flairsuite.suggest import suggest as rank
+    from flairsuite.suggest.suggestion import suggest as rank
 
     if threads:
         torch.set_num_threads(threads)

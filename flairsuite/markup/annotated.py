@@ -2,15 +2,24 @@
 
 `predict` builds one from a tagged file (the file's text, Flair's tokens at their offsets in it) and `evaluate`
 one from a corpus split (`from_tokens`: tokens joined by spaces, sentences by line breaks). Spans lie on
-token boundaries (they come from per-token tags), inside one sentence, sorted and disjoint.
+token boundaries (they come from per-token tags), inside one sentence, sorted and disjoint. No token format can hold a
+token with whitespace inside (a word joined across a line end, "Ber-\nlin"): `pieces` cuts it into the pieces of its lines.
 """
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from flairsuite.markup.spans import Span, check_spans
 
 TokenSpan = tuple[int, int, str, float]  # first token, token after the last, type, confidence
+NON_SPACE = re.compile(r"\S+")
+
+
+def pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """`text[start:end]` cut at its whitespace: a word joined across a line end ("Ber-\nlin") is its lines' pieces."""
+    found = [(start + match.start(), start + match.end()) for match in NON_SPACE.finditer(text[start:end])]
+    return found or [(start, end)]
 
 
 @dataclass(frozen=True)

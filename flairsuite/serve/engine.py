@@ -1,6 +1,6 @@
 """The model, loaded once, and how a text becomes entity spans at character offsets of that very text.
 
-Splitting, tagging, Entity-Fix and reading spans are `flairsuite.predict`'s; the text goes through
+Splitting, tagging and Entity-Fix are `flairsuite.inference.raw_tags`'s, reading spans `flairsuite.predict.tagged_text`'s; the text goes through
 `reading_view` first (`flairsuite.corpora.line_ends`: Flair's view of it, words broken at a line end joined),
 so spans are mapped back to the posted text ("Berlin" tagged in "Ber-\nlin" is a span over "Ber-\nlin").
 A document that comes already split (`Tokens`: a CAS's sentences and tokens, `flairsuite.serve.cas`)
@@ -19,12 +19,15 @@ import flair.nn
 from flair.data import Sentence, get_spans_from_bio
 
 from flairsuite.corpora.line_ends import broken_words, joined_view, reading_view
+from flairsuite.inference.raw_tags import FLAIR_BATCH_SIZE, fixed, flair_tags, split
 from flairsuite.inference.reader_spans import ReaderRules
+from flairsuite.inference.saved_tagger import load_tagger, predicts_spans
 from flairsuite.inference.tagger import BATCH_SIZE, FastTagger
 from flairsuite.markup.spans import Span
 from flairsuite.models.card import model_segmentation
 from flairsuite.models.crf import Tagged
-from flairsuite.predict import FLAIR_BATCH_SIZE, char_spans, check_spans, fixed, flair_tags, load_tagger, predicts_spans, split
+from flairsuite.predict.loading import check_spans
+from flairsuite.predict.tagged_text import char_spans
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import Any, Generic, Optional, TypeVar
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files.atomic import atomic_file
-from flairsuite.predict import load_tagger
+from flairsuite.inference.saved_tagger import load_tagger
 from flairsuite.serve.fit import Fitted, Labeled, fit, held_out
 
 EPOCHS = 20  # epochs of one run at most (--train-epochs of create_app)
