@@ -18,7 +18,7 @@ from flairsuite.models.registry import LINEAR_TRAIN, PAPER_TRAIN, TAGGERS, defau
 from flairsuite.models.settings import LATER_SETTINGS, TrainSettings
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "experiments"
-NER = "sturm, arendt, germeval14, ler, conll03-de, conll03-en, wnut17, danish-ner, dane, cluener"
+NER = "sturm, arendt, germeval14, ler, hipe-ajmc-de, conll03-de, conll03-en, wnut17, danish-ner, dane, cluener"
 LABELED = f"{NER}, ud-en-ewt, ud-de-gsd, ud-da-ddt, ud-zh-gsdsimp"
 BASE: dict[str, Any] = {
     "name": "t3",

@@ -70,8 +70,10 @@ def project_export(root: Path, documents: int = 6, curated: int = 5) -> Path:
     ("a.conllu", CONLLU, {"format": "conllu", "label": "misc:NE"}, "CoNLL-U, entity tags from MISC NE="),
     ("a.txt", "Anna B-PER\nwohnt O\nin O\nWien B-LOC\n\nOtto B-PER\n", {"format": "column"}, "whitespace-separated, no header line"),
     ("a.tsv", "Anna\tB-PER\tQ123\nwohnt\tO\t_\nin\tO\t_\n", {"format": "column", "sep": "tab", "label": 1}, "tags in column 2 of 3"),
-    ("a.tsv", (FIXTURES / "hipe-newspaper.tsv").read_text(encoding="utf-8"),
-     {"format": "column", "sep": "tab", "header": True, "label": "NE-COARSE-LIT", "text": "TOKEN", "sentence_end": "MISC:EndOfSentence",
+    ("a.tsv", (FIXTURES / "hipe-newspaper.tsv").read_text(encoding="utf-8"), {"format": "hipe"},
+     "HIPE TSV (format hipe: a header line of 10 columns, tags in NE-COARSE-LIT"),
+    ("a.tsv", (FIXTURES / "hipe-newspaper.tsv").read_text(encoding="utf-8").replace("TOKEN\t", "WORD\t", 1),
+     {"format": "column", "sep": "tab", "header": True, "label": "NE-COARSE-LIT", "text": "WORD", "sentence_end": "MISC:EndOfSentence",
       "comment": "# "}, "a header line, tags in column NE-COARSE-LIT of 10"),
 ])
 def test_the_format_is_told_by_content_whatever_the_name(tmp_path, name, content, entry, what):

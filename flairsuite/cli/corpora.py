@@ -6,7 +6,7 @@ from typing import Any, Callable, Optional
 import click
 
 from flairsuite.cli.group import SuiteGroup, cli, corpora_dir_option
-from flairsuite.corpora.format_names import LABELED_FORMATS as OWN_FORMATS
+from flairsuite.corpora.format_names import INPUT_FORMATS
 from flairsuite.errors import FlairsuiteError
 
 
@@ -59,17 +59,19 @@ def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable
             "--option", "extra", multiple=True, metavar="KEY=VALUE",
             help=(
                 "Any other dataset option, or key of a corpus folder "
-                "(train=FILE, dev=FILE, test=FILE, dev_fraction, encoding, comment, docstart, name, task, header, sentence_end, "
-                "layer, feature, max_tokens, annotator; docs/own-data.md)."
+                "(train=FILE, dev=FILE, test=FILE, dev_fraction, encoding, comment, docstart, document_comment, name, task, header, "
+                "sentence_end, layer, feature, max_tokens, annotator; docs/own-data.md)."
             ),
         ),
         *([click.option("--split", "splits", default=None, metavar="SPLIT[,SPLIT...]",
                         help="The splits to read, comma-separated, e.g. dev,test [default: all the corpus has].")] if splits else []),
-        click.option("--input-format", "file_format", type=click.Choice(OWN_FORMATS), default=None,
-                     help="Corpus folder: the files' format [default: column] (the `format:` key of a corpus entry)."),
+        click.option("--input-format", "file_format", type=click.Choice(INPUT_FORMATS), default=None,
+                     help="Corpus folder: the files' format [default: column] (the `format:` key of a corpus entry; hipe: "
+                          "HIPE-2022 TSV, column with its keys)."),
         click.option("--sep", default=None, help="Corpus folder, column format: whitespace (default), tab or space."),
         click.option("--text", default=None, help="Corpus folder, column format: token column (default 0; negative: from the end)."),
-        click.option("--label", default=None, help="Corpus folder: tag column (column format: default -1, the last); conllu: misc:KEY or a column."),
+        click.option("--label", default=None,
+                     help="Corpus folder: tag column (column format: default -1, the last; hipe: NE-COARSE-LIT); conllu: misc:KEY or a column."),
         click.option("--scheme", default=None, help="Corpus folder: auto (default), bio, iob1 or bioes; all are read as BIO."),
         click.option("--dev-fraction", default=None, help="Corpus folder without a dev file: dev is this share of train (fixed sample)."),
         click.option("--annotator", default=None, metavar="NAME",

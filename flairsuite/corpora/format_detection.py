@@ -9,6 +9,8 @@ Rules (`detect_format`), each file judged by its first `HEAD_LINES` lines, in th
   `label` is a mapping (CLUENER), else `jsonl` (doccano JSON lines).
 - Every line that is no `#` comment of 10 tab-separated fields, the first a CoNLL-U word id (`3`, `3-4`, `3.1`): `conllu`,
   tags from `misc:KEY`, the MISC key that holds the most entity tags (`NE=B-PER`); none: an error.
+- A first line that is no `#` comment and names, tab-separated, the columns of the `hipe` preset (`format_names.PRESETS`:
+  TOKEN first, NE-COARSE-LIT and MISC among them): `hipe` (HIPE-2020/2022 TSV).
 - Else token and tag columns (`column`): tab-separated where every line has a tab, else any whitespace; the tag column is
   the last one where it holds entity tags (the reader's default), else the first that does (at least 95 % of its
   cells tags, one an entity's); a first line whose cell there is no tag is a header (`header: true`, the column then
@@ -29,6 +31,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Optional
 
+from flairsuite.corpora.format_names import PRESETS
 from flairsuite.corpora.inception_project import is_export
 from flairsuite.corpora.own import find_files
 from flairsuite.corpora.readers import is_tag
@@ -39,7 +42,8 @@ TAG_SHARE = 0.95  # a tag column: at least this share of its cells are tags
 CONLLU_ID = re.compile(r"[1-9][0-9]*(-[1-9][0-9]*|\.[1-9][0-9]*)?|0\.[1-9][0-9]*")
 SENTENCE_FLAG = "EndOfSentence"
 LOOKED_FOR = ("WebAnno TSV (#FORMAT=WebAnno TSV 3.x), doccano JSONL, Label Studio JSON, CLUENER JSON, CoNLL-U with tags in MISC, "
-              "or token and tag columns with BIO/BIOES tags")
+              "HIPE TSV, or token and tag columns with BIO/BIOES tags")
+HIPE = PRESETS["hipe"]
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,17 @@ def _column_kind(path: Path, lines: list[str]) -> Detected:
     return Detected(entry, _column_what(entry, names, column, width))
 
 
+def _hipe_kind(lines: list[str]) -> Optional[Detected]:
+    """HIPE TSV where the first line that is no `#` comment is a header naming the preset's token, tag and flag columns."""
+    first = next((line for line in lines if line.strip() and not line.startswith("#")), "")
+    names = [name.strip() for name in first.split("\t")]
+    wanted = (HIPE["text"], HIPE["label"], HIPE["sentence_end"].partition(":")[0])
+    if names[0] != HIPE["text"] or not set(wanted) <= set(names):
+        return None
+    return Detected({"format": "hipe"}, f"HIPE TSV (format hipe: a header line of {len(names)} columns, tags in {HIPE['label']}, "
+                                        f"sentences ended by {HIPE['sentence_end']}, documents at {HIPE['document_comment']!r})")
+
+
 def _column_what(entry: dict[str, Any], names: Optional[list[str]], column: int, width: int) -> str:
     """`token and tag columns (tab-separated, a header line, tags in column NE-COARSE-LIT of 10, ...)`."""
     parts = ["tab-separated" if entry.get("sep") == "tab" else "whitespace-separated", "a header line" if names else "no header line",
@@ -171,7 +186,9 @@ def detect_file(path: Path) -> Detected:
     if found is not None:
         return found
     rows = _conllu(lines)
-    return _conllu_kind(path, rows) if rows is not None else _column_kind(path, lines)
+    if rows is not None:
+        return _conllu_kind(path, rows)
+    return _hipe_kind(lines) or _column_kind(path, lines)
 
 
 def annotated_files(folder: Path) -> list[Path]:

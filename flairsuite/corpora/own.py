@@ -12,7 +12,8 @@ The keys, with their defaults:
                   file's folder, or the current one)
     name          the corpus in run ids and tables (default: the folder's name; a file's name without its suffix)
     format        column (default), conllu, spans_json (CLUENER-style JSON lines), webanno (WebAnno TSV 3.x,
-                  INCEpTION's export) or jsonl (doccano JSONL, Label Studio JSON): `formats.READERS`
+                  INCEpTION's export) or jsonl (doccano JSONL, Label Studio JSON): `formats.READERS`; or a preset
+                  (`format_names.PRESETS`), column with its keys: hipe (HIPE-2020/2022 TSV), the entry's own keys winning
     sep           column: whitespace (default: any run of whitespace), tab or space
     text, label   column: token and tag column, counted from 0, negative from the end (0, -1), or named as in
                   the header; conllu: label is a column (index or name, e.g. xpos) or misc:KEY (no default)
@@ -32,6 +33,8 @@ The keys, with their defaults:
     encoding      utf-8 (default)
     comment       column: lines starting with this text are skipped (default: none)
     docstart      column: a line with this token is a document marker, no sentence (-DOCSTART-)
+    document_comment  column: a comment line starting with this text begins a document (default: none; hipe:
+                  `# hipe2022:document_id`)
     task          ner (default: BIO/IOB1/BIOES entity tags) or pos (any tag per token, e.g. PoS:
                   the label set is every tag the files hold; no scheme; scored by token accuracy)
     annotator     INCEpTION project export: read this annotator's version of each document (default: the curated one)
@@ -47,6 +50,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Optional, Union
 
 from flairsuite.corpora.document_splits import MIN_DOCUMENTS, SPLIT_SEED, SplitCorpusSpec, SplitRecord, split_documents, split_record, split_sentences
+from flairsuite.corpora.format_names import INPUT_FORMATS, with_preset
 from flairsuite.corpora.formats import READERS, SPAN_FORMATS, read_tagged
 from flairsuite.corpora.inception_project import ExportReading, export_error, is_export, read_export
 from flairsuite.corpora.long_sentences import MAX_TOKENS
@@ -61,14 +65,15 @@ from flairsuite.values import is_int, show
 FORMATS = tuple(READERS)
 SCHEMES = ("auto", *PREFIXES)
 KEYS = ("name", "path", "format", "sep", "text", "label", "scheme", "train", "dev", "test", "dev_fraction", "encoding", "comment", "docstart",
-        "task", "header", "sentence_end", "layer", "feature", "max_tokens", "annotator")
+        "task", "header", "sentence_end", "layer", "feature", "max_tokens", "annotator", "document_comment")
 OWN_TASKS = ("ner", "pos")
 ONLY_FOR = {"sep": ("column",), "text": ("column",), "comment": ("column",), "docstart": ("column",), "label": ("column", "conllu"),
-            "header": ("column",), "sentence_end": ("column",), "layer": ("webanno",), "feature": ("webanno",)}
+            "header": ("column",), "sentence_end": ("column",), "layer": ("webanno",), "feature": ("webanno",),
+            "document_comment": ("column",)}
 FILE_WORDS = {"train": ("train",), "dev": ("dev", "valid"), "test": ("test",)}
 DOCSTART = "-DOCSTART-"
 FORMAT_RECORD = ("kind", "sep", "text", "label", "comment", "docstart")  # the FormatSpec keys an own corpus sets
-NEW_FORMAT_RECORD = ("header", "sentence_end", "layer", "feature")  # recorded where set (so earlier records stay as they were)
+NEW_FORMAT_RECORD = ("header", "sentence_end", "layer", "feature", "document_comment")  # recorded where set (so earlier records stay as they were)
 HEADERS = {"auto": None, "true": True, "false": False}
 GLOB_CHARACTERS = frozenset("*?[")
 DEV_SHARE = interval(0, 1, low_open=True, high_open=True, noun="a share of train").noted(", e.g. 0.1")  # own corpora and registered ones
@@ -143,7 +148,8 @@ def _format(entry: Mapping[str, Any]) -> FormatSpec:
         raise FlairsuiteError(f"text and label are the same column ({text})")
     sep = _choice("sep", entry.get("sep", "whitespace"), tuple(SEPARATORS))
     return FormatSpec(kind, sep, text, label, _text("comment", entry.get("comment")), _text("docstart", entry.get("docstart", DOCSTART)),
-                      header=_header(entry.get("header", "auto")), sentence_end=_sentence_end(entry.get("sentence_end")))
+                      header=_header(entry.get("header", "auto")), sentence_end=_sentence_end(entry.get("sentence_end")),
+                      document_comment=_text("document_comment", entry.get("document_comment")))
 
 
 def _resolved_header(fmt: FormatSpec, task: str, scheme: str) -> FormatSpec:
@@ -328,12 +334,15 @@ class _Settings(NamedTuple):
 
 
 def _settings(entry: Mapping[str, Any], name: str) -> _Settings:
-    """The entry's reading settings; a bad one: an error naming the corpus and the key."""
+    """The entry's reading settings (a preset's expanded, `format_names.with_preset`); a bad one: an error naming the
+    corpus and the key."""
     try:
+        _choice("format", entry.get("format", "column"), INPUT_FORMATS)
+        given, entry = entry, with_preset(entry)
         fmt, scheme = _format(entry), _choice("scheme", entry.get("scheme", "auto"), SCHEMES)
         dev_fraction, encoding = _dev_fraction(entry.get("dev_fraction")), _encoding(entry.get("encoding", "utf-8"))
         task = _choice("task", entry.get("task", "ner"), OWN_TASKS)
-        if task != "ner" and "scheme" in entry:
+        if task != "ner" and "scheme" in given:  # a preset's scheme is for NER; task pos reads tags as they are
             raise FlairsuiteError(f"scheme: applies to task ner only (task {task} reads every tag as it is)")
         if scheme == "io" and fmt.kind in SPAN_FORMATS:
             raise FlairsuiteError(f"scheme: io applies to tag columns (column, conllu); format {fmt.kind} holds spans")

@@ -148,12 +148,22 @@ def _flag_column(fmt: FormatSpec) -> Optional[str]:
     return fmt.sentence_end.partition(":")[0] if fmt.sentence_end else None
 
 
+def _check_width(path: Path, lineno: int, width: int, first: tuple[int, int], sep: str) -> None:
+    """A token line of `width` columns where the first token line (or the header), `first` (line, columns), has another
+    number is an error: e.g. a token holding a space in a whitespace-separated file, whose columns shift."""
+    if width != first[1]:
+        raise InputError(path, lineno, f"{width} {sep}-separated columns, but line {first[0]} has {first[1]}: every token line needs "
+                         "the same columns as the first line, or as the header names (a token with a space in it? then "
+                         "separate the columns by tabs: sep tab)")
+
+
 def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Counter] = None) -> Iterator[TaggedSentence]:
     """Sentences of a CoNLL-style column file (token and tag columns given by `fmt`; negative ones count from the end).
 
     Own corpora may also have a header line naming the columns (`fmt.header`: True, or None to take a first line whose
     label cell is no tag for one), and a flag column whose flags end a sentence (`fmt.sentence_end`,
-    `COLUMN:FLAG|FLAG`; not inside an entity); both counted in `repairs`.
+    `COLUMN:FLAG|FLAG`; not inside an entity); both counted in `repairs`. A line starting with `fmt.document_comment`
+    (HIPE's `# hipe2022:document_id`) ends the open sentence, and the next sentence starts a document, as `docstart` does.
     """
     repairs = Counter() if repairs is None else repairs
     separator = SEPARATORS[fmt.sep]
@@ -163,10 +173,11 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Co
     flagged = False  # the last token's flags end its sentence
     new_document = False  # a document marker came since the last token: the next sentence starts a document
     for lineno, line in read_lines(path, encoding):
-        if not line.strip():
+        document = bool(fmt.document_comment) and line.startswith(fmt.document_comment)
+        if not line.strip() or document:  # a blank line ends the sentence; a document comment also starts a document
             if sentence.tokens:
                 yield sentence
-            sentence, flagged = TaggedSentence(), False
+            sentence, flagged, new_document = TaggedSentence(), False, new_document or document
             continue
         if fmt.comment and line.startswith(fmt.comment):
             continue
@@ -194,12 +205,8 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Co
         token, tag = fields[plan.text], fields[plan.label].strip()
         if not token.strip():
             raise InputError(path, lineno, "empty token")
-        if first is None:
-            first = (lineno, width)
-        elif width != first[1]:  # e.g. a token holding a space in a whitespace-separated file: its columns shift
-            raise InputError(path, lineno, f"{width} {fmt.sep}-separated columns, but line {first[0]} has {first[1]}: every token line needs "
-                             "the same columns as the first line, or as the header names (a token with a space in it? then "
-                             "separate the columns by tabs: sep tab)")
+        first = first or (lineno, width)
+        _check_width(path, lineno, width, first, fmt.sep)
         if flagged:
             if continues(sentence.tags[-1], tag, fmt.scheme):
                 repairs[FLAG_IN_ENTITY] += 1

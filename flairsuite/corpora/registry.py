@@ -7,6 +7,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from flairsuite.corpora.format_names import with_preset
 from flairsuite.errors import FlairsuiteError, unknown_name_error
 from flairsuite.files.yaml_file import parse_yaml
 
@@ -31,9 +32,11 @@ class FormatSpec:
     # lines: a line ending in a word broken by a hyphen goes on in the next line, joined as `predict` joins it
     # (flairsuite.corpora.line_ends); the user's own text files (`--corpus`, `adapt: text:`), not the registered sets
     join_line_ends: bool = False
-    # own corpora (flairsuite/corpora/own.py) only:
+    # own corpora (flairsuite/corpora/own.py), and registered sets read by a preset (format_names.PRESETS: hipe):
     header: Optional[bool] = False  # column: the first line names the columns; None: auto (readers.has_header)
     sentence_end: Optional[str] = None  # column: COLUMN:FLAG|FLAG, a token whose cell holds a flag ends its sentence
+    document_comment: Optional[str] = None  # column: a comment line starting so begins a document (HIPE's document id)
+    # own corpora only:
     layer: Optional[str] = None  # webanno: the span layer read (full or short name)
     feature: Optional[str] = None  # webanno: its feature that holds the entity type
 
@@ -80,6 +83,7 @@ class DatasetSpec:
     homepage: Optional[str] = None
     unlabeled_test: Optional[str] = None
     segmentation: str = "words"  # words, or characters (one token per character: Chinese raw text, CLUENER)
+    provenance: Optional[str] = None  # where the files and their numbers come from
     # own corpora (flairsuite/corpora/own.py) only:
     dev_fraction: Optional[float] = None  # dev is this fixed, seeded share of train (labeled.py)
     checksums: dict[str, str] = field(default_factory=dict)  # split -> sha256 of its file
@@ -182,7 +186,7 @@ def dataset(name: str, /, **options: Optional[str]) -> DatasetSpec:
     fmt = entry.pop("format", None)
     return DatasetSpec(
         name=name,
-        format=FormatSpec(**fmt) if fmt else None,
+        format=FormatSpec(**with_preset(fmt, "kind")) if fmt else None,
         types=tuple(entry.pop("types", ())),
         splits=_file_specs(entry.pop("splits", {})),
         sources=_file_specs(entry.pop("sources", {})),
