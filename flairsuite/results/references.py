@@ -85,6 +85,8 @@ REFERENCES: dict[tuple[str, str], Reference] = {
     ("arendt", ""): Reference(80.48, ZOELLNER_2021_TABLE8),
     ("ler", "coarse"): Reference(94.88, ZOELLNER_2021_TABLE8),
     ("ler", "fine"): Reference(94.55, ZOELLNER_2021_TABLE8),
+    ("hipe-ajmc-de", ""): Reference(93.4, "HIPE-2022 AjMC German, NE-COARSE-LIT micro strict: L3i; second 91.3, the organisers' "
+                                          "neural baseline 81.8 (hipe-eval/HIPE-2022-eval, HIPE_2022_evaluation_results.md)"),
     ("wnut17", ""): Reference(49.49, "Flair, crawl + twitter fastText + news LMs, mean of 5: flair EXPERIMENTS.md", ANCHOR),
     ("danish-ner", ""): Reference(81.78, "Flair on DaNE, another annotation of the same treebank, PER/ORG/LOC: DaNLP ner.md", ANCHOR, WITHOUT_MISC),
     ("dane", ""): Reference(81.78, "Flair on DaNE, PER/ORG/LOC averaged, MISC excluded: DaNLP ner.md", ANCHOR, WITHOUT_MISC),
