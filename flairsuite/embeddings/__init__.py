@@ -4,6 +4,7 @@
 |---|---|---|
 | `charlm:NAME-forward`, `charlm:NAME-backward`, `…@contextN` | `FlairEmbeddings` (`@contextN`: `context.py`) | `charlm/NAME-DIRECTION/best-lm.pt` |
 | `fasttext:LANG` | `WordEmbeddings` | `wordvectors/LANG-fasttext/vectors.kv` (+ side files) |
+| `fasttext:LANG@subwords` (`fasttext.py`) | `SubwordWordEmbeddings` (`<unk>`: subword vectors) | `wordvectors/LANG-fasttext/model/fasttext.model` (+ vectors) |
 | `char` | `CharacterEmbeddings` (task-trained, Lample et al. 2016) | none: a built-in character set |
 | `lexicon:NAME`, `lexicon:NAME@OPTION` (`lexicon.py`) | `LexiconEmbeddings` (task-trained: position in a lexicon match) | `lexicons/NAME.tsv` |
 | `bert:NAME`, `bert:NAME@OPTION` (`bert.py`) | `TransformerWordEmbeddings` (fixed, or fine-tuned) | `bert/NAME/config.json` (+ weights, tokenizer) |
@@ -94,8 +95,15 @@ def existing_artifact(spec: str, home: Path) -> Optional[Path]:
         elsewhere = f" (nor {', '.join(others)})" if others else ""
         raise FlairsuiteError(f"{path} not found{elsewhere}: run `{build_command(spec)}`")
     if path is not None:
-        check_finished(spec, path.parent)
+        check_finished(spec, artifact_folder(spec, path))
     return path
+
+
+def artifact_folder(spec: str, path: Path) -> Path:
+    """The model folder of the artifact `path` of `spec`: where its summary.json and a training's lock are (the kind's
+    `artifact_folder`; by default the folder the file is in)."""
+    entry = kind_of(spec)[0]
+    return path.parent if entry.artifact_folder is None else entry.artifact_folder(path)
 
 
 CHECKPOINT_FILE = "checkpoint.pt"  # train-charlm's and train-bert's resumable state, beside the artifact
@@ -133,10 +141,10 @@ def artifact_summary(spec: str, home: Path) -> Optional[dict[str, Any]]:
     """How the artifact of `spec` was trained, as its kind summarizes the `summary.json` beside it; None without one."""
     summarize = kind_of(spec)[0].summarize
     path = artifact_path(spec, home)
-    if summarize is None or path is None or not (path.parent / SUMMARY_FILE).is_file():
+    if summarize is None or path is None or not (artifact_folder(spec, path) / SUMMARY_FILE).is_file():
         return None
     try:
-        summary = read_summary_file(path.parent / SUMMARY_FILE)
+        summary = read_summary_file(artifact_folder(spec, path) / SUMMARY_FILE)
     except FlairsuiteError:
         return None  # a damaged summary loses a record, never a run
     return summarize(summary)

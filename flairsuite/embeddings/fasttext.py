@@ -4,6 +4,13 @@ Spec `fasttext:NAME` (NAME: the language, or the `--name` given to `train-fastte
 `wordvectors/NAME-fasttext/vectors.kv` (gensim `KeyedVectors`, with
 its side files) below the home folder. Fixed while a tagger trains. Fast inference path:
 `WordFeatures`, Flair's own vocabulary lookup for a whole batch at once.
+
+Option `@subwords` (`fasttext:de@subwords`, `subword_vectors.py`): the same vectors, except that a token the lookup
+maps to `<unk>` gets the vector the kept full FastText model builds from its character n-grams. Its artifact is that
+model, `wordvectors/NAME-fasttext/model/fasttext.model` (what `train-fasttext` keeps unless `--no-model`; compact
+vectors have none), so a missing model is the usual one-line error of a missing artifact when the spec is resolved, and
+its digest covers the vectors files and the model's files (a cache key and fingerprint of their own). Its folder, with
+the summary.json and the lock of a training, is the vectors folder (`artifact_folder`).
 """
 
 from pathlib import Path
@@ -13,24 +20,64 @@ import torch
 from flair.data import Sentence
 from flair.embeddings import TokenEmbeddings, WordEmbeddings
 
+from flairsuite.embeddings.subword_vectors import SubwordWordEmbeddings
+from flairsuite.errors import FlairsuiteError
 from flairsuite.files.paths import wordvectors_dir
 from flairsuite.rawtext.language import raw_languages
-from flairsuite.wordvectors.store import VECTORS_FILE, vectors_files, vectors_folder
+from flairsuite.wordvectors.store import MODEL_FILE, MODEL_FOLDER, VECTORS_FILE, model_file, vectors_files, vectors_folder
+
+OPTIONS = ("subwords",)
+
+
+def split_name(name: str) -> tuple[str, list[str]]:
+    """`"de@subwords"` -> `("de", ["subwords"])`."""
+    vectors, *options = name.split("@")
+    return vectors, options
+
+
+def check_name(name: str) -> Optional[str]:
+    """What to write instead of a name without vectors or with a bad or repeated option; None for a good name."""
+    vectors, options = split_name(name)
+    if not vectors:
+        return "write fasttext:NAME, with options after it, e.g. fasttext:de@subwords"
+    unknown = [option for option in options if option not in OPTIONS]
+    if unknown:
+        return f"unknown option @{unknown[0]} (options: {', '.join('@' + o for o in OPTIONS)})"
+    if len(options) > len(set(options)):
+        return "give each option once, e.g. fasttext:de@subwords"
+    return None
 
 
 def artifact(name: str, home: Path) -> Path:
-    """The vectors file of vectors `name` below `home`."""
-    return vectors_folder(wordvectors_dir(home), name) / VECTORS_FILE
+    """The vectors file of vectors `name` below `home`; with `@subwords` their full model's main file."""
+    vectors, options = split_name(name)
+    folder = vectors_folder(wordvectors_dir(home), vectors)
+    return model_file(folder) if "subwords" in options else folder / VECTORS_FILE
+
+
+def is_model(path: Path) -> bool:
+    """Whether `path` is the artifact of `@subwords`: a full model's main file inside a vectors folder."""
+    return path.name == MODEL_FILE and path.parent.name == MODEL_FOLDER
+
+
+def artifact_folder(path: Path) -> Path:
+    """The vectors folder of an artifact (the vectors file's folder, or the one holding the model's folder)."""
+    return path.parent.parent if is_model(path) else path.parent
 
 
 def build_command(name: str) -> str:
-    """The `train-fasttext` call that trains vectors `name` (a language, or any name with --lang)."""
-    return f"flairsuite train-fasttext --lang {name}" if name in raw_languages() else f"flairsuite train-fasttext --lang LANG --name {name}"
+    """The `train-fasttext` call that trains vectors `name` (a language, or any name with --lang); it keeps the full
+    model that `@subwords` reads unless told `--no-model`."""
+    vectors = split_name(name)[0]
+    return f"flairsuite train-fasttext --lang {vectors}" if vectors in raw_languages() else f"flairsuite train-fasttext --lang LANG --name {vectors}"
 
 
 def digested(path: Optional[Path]) -> list[Path]:
-    """The files a cache key digests: the vectors file and its gensim side files, sorted."""
-    return vectors_files(path.parent)
+    """The files a cache key digests: the vectors file and its gensim side files, sorted; for `@subwords` (the model's
+    main file as artifact) then the model's files, sorted."""
+    if not is_model(path):
+        return vectors_files(path.parent)
+    return vectors_files(artifact_folder(path)) + sorted(p for p in path.parent.glob(f"{MODEL_FILE}*") if p.is_file())
 
 
 def summarize(summary: dict[str, Any]) -> dict[str, Any]:
@@ -44,8 +91,14 @@ def frozen(fine_tune: bool) -> bool:
 
 
 def resolve(name: str, path: Optional[Path]) -> TokenEmbeddings:
-    """Flair's embedding of the vectors file."""
-    return WordEmbeddings(str(path))
+    """Flair's embedding of the vectors file; for `@subwords` (`path`: the model) a `SubwordWordEmbeddings` of the vectors
+    file beside the model's folder, named apart from the plain embedding."""
+    if not is_model(path):
+        return WordEmbeddings(str(path))
+    vectors = artifact_folder(path) / VECTORS_FILE
+    if not vectors.is_file():
+        raise FlairsuiteError(f"{vectors} not found beside {path.parent}: run `{build_command(name)}`")
+    return SubwordWordEmbeddings(str(vectors), model=str(path.resolve()), name=f"{vectors}@subwords")
 
 
 def recognizes(embedding: TokenEmbeddings) -> bool:
@@ -67,6 +120,15 @@ class WordFeatures:
         return norm(vectors) if norm is not None else vectors
 
 
+class SubwordFeatures(WordFeatures):
+    """`SubwordWordEmbeddings` vectors: its own lookup (Flair's, then the model's subword vector for `<unk>`) for a batch."""
+
+    def __call__(self, sentences: list[Sentence]) -> torch.Tensor:
+        vectors = self.embedding.lookup([token.text for sentence in sentences for token in sentence])
+        norm = getattr(self.embedding, "layer_norm", None)
+        return norm(vectors) if norm is not None else vectors
+
+
 def featurizer(embedding: WordEmbeddings, quantize: bool) -> WordFeatures:
-    """`WordFeatures` (a lookup: there is nothing to quantise)."""
-    return WordFeatures(embedding)
+    """`WordFeatures`, or `SubwordFeatures` for `@subwords` (a lookup: there is nothing to quantise)."""
+    return SubwordFeatures(embedding) if isinstance(embedding, SubwordWordEmbeddings) else WordFeatures(embedding)

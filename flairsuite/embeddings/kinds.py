@@ -30,9 +30,10 @@ class EmbeddingKind:
     - `takes_name`, `example`, `check_name`: the spec grammar. `example` is a valid spec shown in
       errors; `check_name(name)` says what to write instead of a bad name (None: the name is good).
     - `artifact(name, home)`: the file the embedding loads, below `home` (None: a kind without one);
-      `build_command(name)`: the command that builds it. `released`: its models are also looked up below the other
-      model folders (`flairsuite.files.paths.model_roots`: $FLAIRSUITE_MODELS, the installed clone) when `home` lacks
-      them; False: below `home` only.
+      `build_command(name)`: the command that builds it. `artifact_folder(path)`: the model folder of an artifact
+      path, where its training's summary.json and lock are (None: the folder the file is in). `released`: its models
+      are also looked up below the other model folders (`flairsuite.files.paths.model_roots`: $FLAIRSUITE_MODELS, the
+      installed clone) when `home` lacks them; False: below `home` only.
     - `digested(path)`: what a cache key digests, in order, given the artifact path: files (hashed
       as name, NUL, content) or, for a kind without artifact, bytes that define the embedding.
     - `frozen(fine_tune)`: whether the embedding is fixed while a tagger trains (so cacheable),
@@ -57,6 +58,7 @@ class EmbeddingKind:
     check_name: Optional[Callable[[str], Optional[str]]] = None
     artifact: Optional[Callable[[str, Path], Path]] = None
     build_command: Optional[Callable[[str], str]] = None
+    artifact_folder: Optional[Callable[[Path], Path]] = None
     featurizer: Optional[Callable[[TokenEmbeddings, bool], Featurizer]] = None
     set_fine_tune: Optional[Callable[[TokenEmbeddings, bool], None]] = None
     summarize: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None
@@ -84,7 +86,9 @@ EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
         "fasttext": EmbeddingKind(
             takes_name=True,
             example="fasttext:de",
+            check_name=fasttext.check_name,
             artifact=fasttext.artifact,
+            artifact_folder=fasttext.artifact_folder,
             released=True,
             build_command=fasttext.build_command,
             digested=fasttext.digested,
