@@ -500,20 +500,32 @@ def test_bad_preparation_shares_are_one_line_errors(tmp_path) -> None:
             PrepareConfig(language="de", **options)
 
 
+def registered_raw_text(root: Path, text: str) -> None:
+    """`text` as the novels of the registry's German raw-text set `raw-de` below `root`, with one line each of its court
+    decisions and news (common letters only)."""
+    for relative, content in (("raw_de_eltec/eltec_deu.txt", text), ("raw_de_ler_courts/ler_courts_sentences.no_ler_devtest.txt",
+                              "Anna kennt Berlin .\n"), ("raw_de_10kgnad/test.csv", "Kultur;'Franz kennt Wien .'\n")):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(content, encoding="utf-8")
+
+
 def test_characters_of_the_labeled_corpora_outside_the_dictionary_are_reported(tmp_path, corpus_root) -> None:
-    """train-charlm reports and records, per labeled split, the running characters the LM sees as <unk> and those it never saw."""
+    """train-charlm on the registered raw text (no --corpus) reports and records, per labeled split, the running characters
+    the LM sees as <unk> and those it never saw."""
     text = tmp_path / "raw.txt"
     lines = fixture_text().splitlines()
     for index in range(0, 400, 50):  # Ǆ in 8 documents: in the training text (0.1 is held out), but below --unk-fraction
         lines[index] += " Ǆ"
-    text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    registered_raw_text(corpus_root, "\n".join(lines) + "\n")
     (corpus_root / "sturm" / "train_sturm.conll").write_text("Ǆ O\n€rna O\nAnna O\n\n€ O\n\n", encoding="utf-8")  # € never in the text
-    process = run_cli(*train_args(text, corpus_root, tmp_path / "out", 2000), "--unk-fraction", "0.001")
+    args = train_args(text, corpus_root, tmp_path / "out", 2000)
+    process = run_cli(*args[: args.index("--corpus")], *args[args.index("--corpus") + 2 :], "--unk-fraction", "0.001")
     output = process.stdout.read()
     assert process.wait(timeout=300) == 0, output
     summary = json.loads((tmp_path / "out" / "de-forward" / "summary.json").read_text())
     rows = {row["split"]: row for row in summary["labeled_coverage"]}
-    assert set(rows) == {"train", "dev", "test"}
+    assert set(rows) == {"train", "dev", "test"} and "text_coverage" not in summary
+    assert "characters of the labeled corpora outside the LM's dictionary (<unk>) and never in its training text:" in output
     train = rows["train"]
     assert (train["characters"], train["unk"], train["unk_distinct"], train["unseen"]) == (10, 3, 2, 2)  # Ǆ once (seen), € twice (unseen)
     assert train["unk_examples"] == [["€", 2], ["Ǆ", 1]]
@@ -523,22 +535,25 @@ def test_characters_of_the_labeled_corpora_outside_the_dictionary_are_reported(t
 
 
 def test_budget_defaults_to_the_presets_characters_and_options_win() -> None:
+    from dataclasses import replace
+
+    from flairsuite.charlm.settings import CharlmRun
     from flairsuite.charlm.train_charlm import budget_of
 
-    options = {"lang": "de", "preset": "cpu", "max_hours": None, "max_chars": None}
-    assert budget_of(options) == Budget(None, 82_000_000)  # the released pair's budget
-    assert budget_of({**options, "preset": "paper"}) == Budget(1.0, None)  # no budget in the preset: one hour
-    assert budget_of({**options, "max_hours": 0.5}) == Budget(0.5, None)
-    assert budget_of({**options, "max_chars": 1000}) == Budget(None, 1000)
+    run = CharlmRun(lang="de", out_dir=None, resume=False, force=False, threads=None, corpora_dir=None)
+    assert run.preset == "cpu" and budget_of(run) == Budget(None, 82_000_000)  # the released pair's budget
+    assert budget_of(replace(run, preset="paper")) == Budget(1.0, None)  # no budget in the preset: one hour
+    assert budget_of(replace(run, max_hours=0.5)) == Budget(0.5, None)
+    assert budget_of(replace(run, max_chars=1000)) == Budget(None, 1000)
     with pytest.raises(FlairsuiteError, match=r"^--max-chars must be a positive integer \(found 0\)$"):
-        budget_of({**options, "max_chars": 0})
+        budget_of(replace(run, max_chars=0))
     with pytest.raises(FlairsuiteError, match=r"^--max-hours must be a positive number \(found NaN\)$"):
-        budget_of({**options, "max_hours": float("nan")})
+        budget_of(replace(run, max_hours=float("nan")))
     # en, da, zh: one CPU-hour a direction (the process's CPU time, however busy the machine)
     for language in ("en", "da", "zh"):
-        assert budget_of({**options, "lang": language}) == Budget(None, None, 1.0)
-        assert budget_of({**options, "lang": language, "max_chars": 1000}) == Budget(None, 1000)
-        assert budget_of({**options, "lang": language, "max_cpu_hours": 2.0}) == Budget(None, None, 2.0)  # a larger one to go on
+        assert budget_of(replace(run, lang=language)) == Budget(None, None, 1.0)
+        assert budget_of(replace(run, lang=language, max_chars=1000)) == Budget(None, 1000)
+        assert budget_of(replace(run, lang=language, max_cpu_hours=2.0)) == Budget(None, None, 2.0)  # a larger one to go on
 
 
 def test_force_removes_the_earlier_runs_model_summary_and_curve_first(tmp_path) -> None:

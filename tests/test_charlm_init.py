@@ -227,3 +227,31 @@ def test_exclude_reads_an_own_corpus_in_another_format_from_its_entry(tmp_path, 
     missing = invoke("train-charlm", "--lang", "en", "--corpus", str(text), "--corpora-dir", str(corpus_root),
                      "--exclude", "{path: nowhere/, format: webanno}", "--out", str(tmp_path / "out"))
     assert one_error_line(missing).startswith("Error: --exclude {path: nowhere/, format: webanno}: ")
+
+
+LONG_S = "ſ"  # long s: in the own texts, never in the initial model's text
+
+
+def test_an_init_run_reports_the_characters_your_texts_lose(initial, tmp_path, corpus_root) -> None:
+    """With --corpus the dictionary is compared with the user's texts, not the registered corpora: a row per path as given
+    (a file, a folder of .txt.gz), read as the run reads them (a word broken at a line end by ⸗ joined: no ⸗ left)."""
+    import gzip
+
+    lines = [f"{LONG_S}{line}" for index, line in enumerate(fixture_text(300, seed=5).splitlines()) if index != 7]  # no SECRET
+    own = tmp_path / "own.txt"
+    own.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    letters = tmp_path / "letters"
+    letters.mkdir()
+    (letters / "a.txt.gz").write_bytes(gzip.compress(f"Anna be{LONG_S}ucht Ber⸗\nlin .\nFranz grüßt Wien .\n".encode()))
+    output = finished(init_args(own, corpus_root, tmp_path / "out", initial, 2000, "--corpus", str(letters)))
+    summary = json.loads((tmp_path / "out" / "new-forward" / "summary.json").read_text())
+    assert "labeled_coverage" not in summary
+    mine, folder = summary["text_coverage"]
+    assert (mine["dataset"], mine["split"], folder["dataset"], folder["split"]) == (str(own), "text", str(letters), "text")
+    assert (mine["characters"], mine["unk"], mine["unk_distinct"], mine["unseen"]) == (len("".join("".join(lines).split())), 299, 1, 0)
+    assert mine["unk_examples"] == [[LONG_S, 299]] and folder["unk_examples"] == [[LONG_S, 1]]
+    assert folder["characters"] == len("AnnabeſuchtBerlin.FranzgrüßtWien.")
+    assert "characters of your texts outside the LM's dictionary (<unk>) and never in its training text:" in output
+    assert "characters of the labeled corpora" not in output
+    row = next(line for line in output.splitlines() if line.split()[:2] == [str(own), "text"])
+    assert row.split()[2:] == [f"{mine['characters']:,}", f"{mine['unk_rate'] * 100:.3f}", "1", "0.000", f"{LONG_S}×299"]

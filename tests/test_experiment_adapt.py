@@ -12,6 +12,7 @@ import pytest
 from conftest import train_tiny_embeddings, write_file
 from test_tag_grid import DEV, write_sturm
 
+from flairsuite.charlm.settings import CharlmRun
 from flairsuite.embeddings import artifact_digest
 from flairsuite.errors import InputError
 from flairsuite.experiments import load_experiment
@@ -126,14 +127,14 @@ def test_bad_values_name_the_file(tmp_path: Path, adapt: str, message: str) -> N
 
 
 def test_noise_reaches_train_charlm_and_the_fingerprint_only_where_set(tmp_path: Path) -> None:
-    from flairsuite.experiments.adaptation import train_arguments
+    from flairsuite.experiments.adaptation import charlm_run
 
     write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
     plain = load_experiment(experiment(tmp_path / "exp", "{init: de, text: texts/own.txt, name: de-own}")).adaptation
     noisy = load_experiment(experiment(tmp_path / "exp", "{init: de, text: texts/own.txt, name: de-own, noise: smlm:0.2}")).adaptation
-    assert "--noise" not in train_arguments(plain, tmp_path, False, None) and "noise" not in plain.settings()
-    arguments = train_arguments(noisy, tmp_path, False, None)
-    assert arguments[arguments.index("--noise") + 1] == "smlm:0.2" and noisy.settings() == {**plain.settings(), "noise": "smlm:0.2"}
+    assert charlm_run(plain, tmp_path, False, None, None).hyper == {} and "noise" not in plain.settings()
+    assert charlm_run(noisy, tmp_path, False, None, None).hyper == {"noise": "smlm:0.2"}
+    assert noisy.settings() == {**plain.settings(), "noise": "smlm:0.2"}
 
 
 def test_the_block_is_read_relative_to_the_file(tmp_path: Path) -> None:
@@ -157,21 +158,21 @@ def test_a_folder_of_plain_letters_is_read_as_its_text_files(tmp_path: Path) -> 
 
 
 def test_a_killed_adaptation_resumes_and_a_changed_one_starts_over(tmp_path: Path) -> None:
-    """The train-charlm command `ensure_adapted` gives: --force for a new fingerprint, --resume after a kill of the same one."""
+    """The train-charlm run `ensure_adapted` asks for: --force for a new fingerprint, --resume after a kill of the same one."""
     home = tmp_path / "home"
     for direction in ("forward", "backward"):
         write_file(home / "charlm" / f"de-{direction}" / "best-lm.pt", f"initial {direction}")  # digested, never loaded here
     text = write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
     path = experiment(tmp_path / "exp", ADAPT)
     adaptation = load_experiment(path).adaptation
-    calls: list[list[str]] = []
+    calls: list[CharlmRun] = []
 
-    def killed(args: list[str]):
-        calls.append(args)
+    def killed(run: CharlmRun):
+        calls.append(run)
         raise KeyboardInterrupt
 
-    def trains(args: list[str]):
-        calls.append(args)
+    def trains(run: CharlmRun):
+        calls.append(run)
         for direction in ("forward", "backward"):
             write_file(home / "charlm" / f"de-own-{direction}" / "best-lm.pt", "adapted")
         yield "trained"
@@ -183,9 +184,10 @@ def test_a_killed_adaptation_resumes_and_a_changed_one_starts_over(tmp_path: Pat
     write_file(text, own_text(150))
     changed = load_experiment(path).adaptation
     assert ensure_adapted(changed, path, home, trains, lambda line: None)
-    assert [("--force" in args, "--resume" in args) for args in calls] == [(True, False), (False, True), (True, False)]
-    assert calls[0][:6] == ["--init", "de", "--name", "de-own", "--out", str(home / "charlm")]
-    assert ["--exclude", "sturm"] == calls[0][calls[0].index("--exclude"):][:2] and "4000" in calls[0]
+    assert [(run.force, run.resume) for run in calls] == [(True, False), (False, True), (True, False)]
+    assert (calls[0].init, calls[0].name, calls[0].out_dir) == ("de", "de-own", str(home / "charlm"))
+    assert calls[0].exclude == ("sturm",) and calls[0].max_chars == 4000 and calls[0].heldout_fraction == 0.2
+    assert calls[0].corpus == (str(text.resolve()),) and calls[0].direction == "both" and calls[0].hyper == {}
 
 
 def test_the_initial_pair_is_never_overwritten(tmp_path: Path) -> None:

@@ -20,18 +20,32 @@ from flairsuite.settings_schema import HELP, CheckedSettings
 
 # option name -> (why it is not a field's second declaration, the commands where it may appear)
 SAME_NAME_OTHER_SETTING = {
-    "threads": ("the process's thread count: one declaration, cli/group.threads_option_for; FastTextConfig.threads receives it "
-                "(no help of its own)", {"train-charlm", "train-fasttext", "train-bert", "evaluate", "charlm-perplexity", "tag",
-                                         "quickstart", "predict", "serve", "suggest", "train-tagger"}),
-    "name": ("the output folder's or dataset's name; Adaptation.name is a key of an experiment's adapt: block",
-             {"corpora stats", "corpora check", "corpora fetch", "train-charlm", "train-fasttext", "compact-fasttext", "train-bert",
-              "evaluate", "charlm-perplexity"}),
-    "init": ("the pair or vectors a training command continues; Adaptation.init (pair) and .fasttext (vectors) are the adapt: "
-             "block's keys, which run those commands' library code", {"train-charlm", "train-fasttext"}),
-    "max_chars": ("train-charlm's budget per direction and serve's request limit; Adaptation.max_chars is the adapt: block's",
-                  {"train-charlm", "serve"}),
-    "precision": ("the invocation's arithmetic (auto|float32|bfloat16), not a setting of the run; TrainSettings.precision is a "
-                  "tagger's, set in an experiment file", {"train-charlm", "train-bert"}),
+    "threads": ("the process's thread count: one declaration, cli/group.threads_option_for; FastTextConfig.threads, CharlmRun.threads "
+                "and FastTextRun.threads receive it (no default or help of their own)",
+                {"train-charlm", "train-fasttext", "train-bert", "evaluate", "charlm-perplexity", "tag", "quickstart", "predict", "serve",
+                 "suggest", "train-tagger"}),
+    "force": ("one declaration, cli/group.force_option; CharlmRun.force and FastTextRun.force receive it (no default or help of their own)",
+              {"train-charlm", "train-fasttext", "compact-fasttext", "train-bert", "tag", "discover-words", "train-tagger"}),
+    "corpora_dir": ("one declaration, cli/group.corpora_dir_option; CharlmRun.corpora_dir and FastTextRun.corpora_dir receive it (no "
+                    "default or help of their own)", {"corpora list", "corpora stats", "corpora check", "corpora fetch", "train-charlm",
+                                                      "train-fasttext", "compact-fasttext", "train-bert", "evaluate", "charlm-perplexity",
+                                                      "tag", "quickstart", "discover-words", "train-tagger"}),
+    "out_dir": ("--out, the folder a command writes into (a click.Path, declared by each command with its own help); CharlmRun.out_dir "
+                "and FastTextRun.out_dir receive train-charlm's and train-fasttext's (no default or help of their own)",
+                {"train-charlm", "train-fasttext", "compact-fasttext", "train-bert"}),
+    "resume": ("the flag continuing a killed run, declared by each training command with its own help; CharlmRun.resume receives "
+               "train-charlm's (no default or help of its own)", {"train-charlm", "train-bert"}),
+    "lang": ("the language a command trains or reads; CharlmRun.lang and FastTextRun.lang generate train-charlm's and train-fasttext's "
+             "--lang, the other commands' languages are settings of their own", {"train-bert", "discover-words", "train-tagger"}),
+    "preset": ("train-bert's preset (flairsuite/bert/settings.py); CharlmRun.preset is the character LM recipe's", {"train-bert"}),
+    "max_hours": ("train-bert's time budget; CharlmRun.max_hours is a character LM's, per direction", {"train-bert"}),
+    "name": ("the output folder's or dataset's name; Adaptation.name is a key of an experiment's adapt: block; CharlmRun.name and "
+             "FastTextRun.name generate train-charlm's and train-fasttext's --name",
+             {"corpora stats", "corpora check", "corpora fetch", "compact-fasttext", "train-bert", "evaluate", "charlm-perplexity"}),
+    "max_chars": ("serve's request limit; CharlmRun.max_chars (train-charlm's budget per direction) and Adaptation.max_chars (the "
+                  "adapt: block's) are the character LM's", {"serve"}),
+    "precision": ("train-bert's arithmetic (auto|float32|bfloat16), not a setting of the run; TrainSettings.precision is a tagger's, "
+                  "set in an experiment file; CharlmRun.precision generates train-charlm's", {"train-bert"}),
     "batch_size": ("sentences per inference batch; the training settings' batch sizes are other settings",
                    {"evaluate", "predict", "suggest"}),
     "texts": ("suggest's input files, and train-tagger's plain texts, which it writes into the adapt: block's text; Adaptation.texts "

@@ -15,6 +15,7 @@ import pytest
 from conftest import write_file
 from test_tag_grid import DEV, TEST, TRAIN, conll
 
+from flairsuite.charlm.settings import CharlmRun
 from flairsuite.embeddings import artifact_digest, artifact_path, existing_artifact
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments import load_experiment
@@ -103,16 +104,16 @@ def test_the_adapt_block_continues_the_released_pair_from_a_user_folder(user_cwd
     the adapted pair goes below the user's folder (the home)."""
     path = Path("letters.yaml")
     write_file(path, LETTERS + ADAPT)
-    calls: list[list[str]] = []
+    calls: list[CharlmRun] = []
 
-    def trains(args: list[str]):
-        calls.append(args)
+    def trains(run: CharlmRun):
+        calls.append(run)
         for direction in ("forward", "backward"):
             write_file(Path("charlm") / f"letters-{direction}" / "best-lm.pt", "adapted")
         yield "trained"
 
     assert ensure_adapted(load_experiment(path).adaptation, path, Path("."), trains, lambda line: None)
-    assert calls[0][:6] == ["--init", str(REPO / "charlm" / "de"), "--name", "letters", "--out", "charlm"]
+    assert (calls[0].init, calls[0].name, calls[0].out_dir) == (str(REPO / "charlm" / "de"), "letters", "charlm")
     record = json.loads((user_cwd / "charlm" / "letters-forward" / "adaptation.json").read_text(encoding="utf-8"))
     released = (REPO / "charlm" / "de-forward" / "best-lm.pt").read_bytes()
     assert record["init"] == "de" and record["initial_sha256"]["forward"] == hashlib.sha256(released).hexdigest()

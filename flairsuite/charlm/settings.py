@@ -10,15 +10,20 @@ text), P the share of characters replaced, in (0, 0.5], default 0.1; `none` (the
 A given value is kept in its full spelling (`smlm` is recorded as `smlm:0.1`). The two fields are left out of
 `record()` while they hold their defaults, so the summary.json and checkpoint of a run without noise are those of
 before the fields existed.
+
+`CharlmRun` is one `train-charlm` run as the library takes it (`train_charlm.train_charlm_command`): what the command's
+options give (`CharlmRun.from_options`), or what an experiment's `adapt:` block asks (flairsuite/experiments/adaptation.py).
 """
 
 import math
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, NamedTuple, Optional
 
 from flairsuite import settings_schema as rules
-from flairsuite.errors import FlairsuiteError
-from flairsuite.settings_schema import OPTIONS, CheckedSettings, Rule, interval, setting
+from flairsuite.errors import FlairsuiteError, unknown_name_error
+from flairsuite.rawtext.settings import PrepareConfig
+from flairsuite.settings_schema import OPTIONS, RULE, CheckedSettings, Rule, checked_keys, interval, one_of, setting
 
 NO_NOISE = "none"
 NOISE_KINDS = ("smlm", "smlm-denoise")  # the paper's (text corrupted), and inputs only (a denoising LM)
@@ -117,3 +122,90 @@ class Hyper(CheckedSettings):
     def record(self) -> dict[str, Any]:
         """The hyper-parameters as summary.json and checkpoints hold them: the noise fields only where they are set."""
         return {key: value for key, value in asdict(self).items() if key not in NOISE_KEYS or value != getattr(Hyper, key)}
+
+
+DIRECTION_CHOICES = ("forward", "backward", "both")
+PRESETS = ("cpu", "paper")
+PRECISIONS = ("auto", "float32", "bfloat16")
+MODEL_DTYPES = ("float32", "float16")
+BUDGET_HOURS = rules.NUMBER.or_null("the preset's budget")  # the budget's own rules: pretraining.budget_from, in its words
+BUDGET_CHARS = rules.INTEGER.or_null("the preset's budget")
+HYPER_GIVEN = Rule("a mapping of hyper-parameter options to the values given", lambda v: isinstance(v, Mapping))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CharlmRun(CheckedSettings):
+    """One `train-charlm` run: every value it takes, each checked as the run is made (a bad one: a one-line error naming
+    its option). Fields with help generate the command's options; `corpus` to `seed` are `PrepareConfig`'s settings (rule,
+    default and option declared there), `hyper` the `Hyper` options given (the recipe's preset or the `--init` model
+    supplies the others). `out_dir` to `corpora_dir` have no default: the command's own options declare them (`--out`, the
+    flags, cli/group.py's shared options), and a run built in code says them."""
+
+    wording = OPTIONS
+
+    out_dir: Optional[str] = setting(rules.TEXT.or_null("charlm/ under $FLAIRSUITE_HOME"))
+    resume: bool = setting(rules.FLAG)
+    force: bool = setting(rules.FLAG)
+    threads: Optional[int] = setting(rules.POSITIVE_INTEGER.or_null("the cores other processes leave free"))
+    corpora_dir: Optional[str] = setting(rules.TEXT.or_null("$FLAIRSUITE_CORPORA, else ./corpora under $FLAIRSUITE_HOME"))
+    lang: Optional[str] = setting(
+        rules.TEXT.or_null("the --init model's"), None,
+        help="Language of the recipe (de, en, da, zh); also selects the NER sets kept out of training. With --init: the model's, unless given.",
+    )
+    init: Optional[str] = setting(
+        rules.TEXT.or_null("a new pair"), None, metavar="PAIR",
+        help="Continue a trained pair on the --corpus text (e.g. de or charlm/de: charlm/de-forward, charlm/de-backward): its dictionary, "
+        "hyper-parameters and weights; the learning rate restarts at its last one (docs/language-models.md). Needs --name.",
+    )
+    direction: str = setting(one_of(DIRECTION_CHOICES), "both")
+    preset: str = setting(
+        one_of(PRESETS), "cpu",
+        help="Recipe preset: cpu (2 cores; de: 82 M characters, ~1.5 h a direction; en, da, zh: one CPU-hour a direction) or paper (Akbik et al. 2018).",
+    )
+    max_hours: Optional[float] = setting(
+        BUDGET_HOURS, None,
+        help="Training time per direction [default: the preset's budget: cpu de 82 M characters, en/da/zh one CPU-hour; paper 1 h].",
+    )
+    max_chars: Optional[int] = setting(BUDGET_CHARS, None, help="Characters to train on per direction (a total: a resumed model's count it).")
+    max_cpu_hours: Optional[float] = setting(
+        BUDGET_HOURS, None,
+        help="CPU time per direction: the process's, all its threads (a total, as --max-chars); whatever comes first of the limits given.",
+    )
+    name: Optional[str] = setting(
+        rules.TEXT.or_null("LANG"), None,
+        help="Model folder prefix [default: LANG]: models go to charlm/NAME-forward, charlm/NAME-backward.",
+    )
+    precision: str = setting(
+        one_of(PRECISIONS), "auto",
+        help="Training steps' arithmetic: bfloat16 runs them under autocast (1.6x the characters/s at the same perplexity per character "
+        "on a Xeon with avx512_bf16); weights, optimizer and validation stay float32; auto: bfloat16 where the CPU or GPU computes it "
+        "natively, else float32. Not part of a checkpoint's settings: a run may change it on --resume.",
+    )
+    model_dtype: str = setting(
+        one_of(MODEL_DTYPES), "float32",
+        help="Weights of best-lm.pt: float16 halves the file (a hidden-1024 LM in 9.7 MB instead of 19.3); plain Flair loads it "
+        "into a float32 model. Checkpoints stay float32.",
+    )
+    corpus: tuple[str, ...] = setting(PrepareConfig.rule("corpus"), PrepareConfig.corpus)
+    exclude: tuple[str, ...] = setting(PrepareConfig.rule("exclude"), PrepareConfig.exclude)
+    new_chars: str = setting(PrepareConfig.rule("new_chars"), PrepareConfig.new_chars)
+    heldout_fraction: float = setting(PrepareConfig.rule("heldout_fraction"), PrepareConfig.heldout_fraction)
+    unk_fraction: float = setting(PrepareConfig.rule("unk_fraction"), PrepareConfig.unk_fraction)
+    seed: int = setting(PrepareConfig.rule("seed"), PrepareConfig.seed)
+    hyper: Mapping[str, Any] = field(default_factory=dict, metadata={RULE: HYPER_GIVEN})
+
+    def check_together(self) -> None:
+        for name, value in self.hyper.items():
+            if name not in Hyper.keys():
+                raise unknown_name_error("hyper-parameter", str(name), list(Hyper.keys()))
+            Hyper.check_value(name, value)
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> "CharlmRun":
+        """The run the command's parsed options ask for: the hyper-parameter options given (not None) as `hyper`. An
+        unknown or missing option, or a bad value: a one-line error."""
+        hyper = {name: options[name] for name in Hyper.keys() if options.get(name) is not None}
+        rest = {key: value for key, value in options.items() if key not in Hyper.keys()}
+        known = [name for name in cls.keys() if name != "hyper"]
+        required = [declared.name for declared in fields(cls) if declared.default is MISSING and declared.default_factory is MISSING]
+        return cls(**checked_keys(rest, known, required, where="train-charlm", kind="option"), hyper=hyper)

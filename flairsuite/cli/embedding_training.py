@@ -6,42 +6,23 @@ import click
 
 from flairsuite.bert.settings import BertSettings, presets
 from flairsuite.charlm.recipes import default_presets
-from flairsuite.charlm.settings import Hyper
+from flairsuite.charlm.settings import CharlmRun, Hyper
 from flairsuite.cli.group import cli, corpora_dir_option, force_option, threads_option_for
 from flairsuite.cli.settings_options import options_from
 from flairsuite.rawtext.settings import PrepareConfig
-from flairsuite.wordvectors.settings import FastTextConfig
+from flairsuite.wordvectors.settings import CONFIG_OPTIONS, FastTextConfig, FastTextRun
 
 
 @cli.command("train-charlm")
-@click.option(
-    "--lang", default=None,
-    help="Language of the recipe (de, en, da, zh); also selects the NER sets kept out of training. With --init: the model's, unless given.",
-)
-@click.option(
-    "--init", default=None, metavar="PAIR",
-    help="Continue a trained pair on the --corpus text (e.g. de or charlm/de: charlm/de-forward, charlm/de-backward): its dictionary, "
-    "hyper-parameters and weights; the learning rate restarts at its last one (docs/language-models.md). Needs --name.",
-)
+@options_from(CharlmRun, "lang", "init")
 @options_from(PrepareConfig, "new_chars", "exclude")
-@click.option("--direction", type=click.Choice(["forward", "backward", "both"]), default="both", show_default=True)
+@options_from(CharlmRun, "direction")
 @options_from(PrepareConfig, "corpus")
-@click.option(
-    "--preset", type=click.Choice(["cpu", "paper"]), default="cpu", show_default=True,
-    help="Recipe preset: cpu (2 cores; de: 82 M characters, ~1.5 h a direction; en, da, zh: one CPU-hour a direction) or paper (Akbik et al. 2018).",
-)
+@options_from(CharlmRun, "preset")
 @options_from(Hyper, *Hyper.keys(), presets=default_presets)
-@click.option(
-    "--max-hours", type=float, default=None,
-    help="Training time per direction [default: the preset's budget: cpu de 82 M characters, en/da/zh one CPU-hour; paper 1 h].",
-)
-@click.option("--max-chars", type=int, default=None, help="Characters to train on per direction (a total: a resumed model's count it).")
-@click.option(
-    "--max-cpu-hours", type=float, default=None,
-    help="CPU time per direction: the process's, all its threads (a total, as --max-chars); whatever comes first of the limits given.",
-)
+@options_from(CharlmRun, "max_hours", "max_chars", "max_cpu_hours")
 @options_from(PrepareConfig, "heldout_fraction", "unk_fraction")
-@click.option("--name", default=None, help="Model folder prefix [default: LANG]: models go to charlm/NAME-forward, charlm/NAME-backward.")
+@options_from(CharlmRun, "name")
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False), default=None,
     help="Folder for the model folders [default: charlm/ under $FLAIRSUITE_HOME].",
@@ -53,17 +34,7 @@ from flairsuite.wordvectors.settings import FastTextConfig
 @force_option("Discard an earlier run's checkpoint and start over.")
 @options_from(PrepareConfig, "seed")
 @threads_option_for("the cores other processes leave free", "CPU threads")
-@click.option(
-    "--precision", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True,
-    help="Training steps' arithmetic: bfloat16 runs them under autocast (1.6x the characters/s at the same perplexity per character "
-    "on a Xeon with avx512_bf16); weights, optimizer and validation stay float32; auto: bfloat16 where the CPU or GPU computes it "
-    "natively, else float32. Not part of a checkpoint's settings: a run may change it on --resume.",
-)
-@click.option(
-    "--model-dtype", type=click.Choice(["float32", "float16"]), default="float32", show_default=True,
-    help="Weights of best-lm.pt: float16 halves the file (a hidden-1024 LM in 9.7 MB instead of 19.3); plain Flair loads it "
-    "into a float32 model. Checkpoints stay float32.",
-)
+@options_from(CharlmRun, "precision", "model_dtype")
 @corpora_dir_option
 def train_charlm(**options: Any) -> None:
     """Train forward and backward character LMs that plain Flair loads with FlairEmbeddings(path).
@@ -78,33 +49,20 @@ def train_charlm(**options: Any) -> None:
     """
     from flairsuite.charlm.train_charlm import train_charlm_command
 
-    for line in train_charlm_command(options):
+    for line in train_charlm_command(CharlmRun.from_options(options)):
         click.echo(line)
 
 
 @cli.command("train-fasttext")
-@click.option(
-    "--lang", default=None,
-    help="Language (de, en, da, zh): its raw-text set, and the labeled corpora whose tokens are added. With --init: the vectors', unless given.",
-)
-@click.option(
-    "--init", default=None, metavar="NAME",
-    help="Continue trained vectors on the --corpus text (e.g. de: wordvectors/de-fasttext, or a vectors folder): gensim's "
-    "vocabulary update of their full model (model/), which keeps its dim, buckets and window (docs/word-vectors.md). Needs --name.",
-)
+@options_from(FastTextRun, "lang", "init")
 @options_from(PrepareConfig, "exclude", "corpus")
-@options_from(FastTextConfig, "dim", "epochs", "min_count", "buckets", unset=True)
+@options_from(FastTextConfig, *CONFIG_OPTIONS, unset=True)
 @options_from(PrepareConfig, "heldout_fraction")
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False), default=None,
     help="Folder for the vectors folder LANG-fasttext [default: wordvectors/ under $FLAIRSUITE_HOME].",
 )
-@click.option("--name", default=None, help="Vectors folder prefix [default: LANG]: vectors go to wordvectors/NAME-fasttext (spec fasttext:NAME).")
-@click.option(
-    "--model/--no-model", "keep_model", default=True, show_default=True,
-    help="Keep the full gensim model in the vectors folder's model/ (word and n-gram vectors, output layer: about 2.6 GB at "
-    "dim 300 and 2 M buckets, mostly buckets x dim x 4 bytes); --init needs it to continue the vectors on new text.",
-)
+@options_from(FastTextRun, "name", "keep_model")
 @force_option("Replace existing vectors.")
 @options_from(PrepareConfig, "seed")
 @threads_option_for("all cores", "Worker threads")
@@ -123,7 +81,7 @@ def train_fasttext(**options: Any) -> None:
     """
     from flairsuite.wordvectors.train_fasttext import train_fasttext_command
 
-    for line in train_fasttext_command(options):
+    for line in train_fasttext_command(FastTextRun.from_options(options)):
         click.echo(line)
 
 

@@ -1,14 +1,13 @@
 """Experiments: `tag` trains a grid, `quickstart` runs the small default end to end, `results` turns runs into tables and pictures."""
 
 import shlex
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import click
 
 from flairsuite.cli.corpora import corpora_fetch
-from flairsuite.cli.embedding_training import train_charlm, train_fasttext
+from flairsuite.cli.embedding_training import train_charlm
 from flairsuite.cli.group import FiniteFloatRange, cli, corpora_dir_option, force_option, threads_option_for
 from flairsuite.errors import FlairsuiteError
 
@@ -89,16 +88,7 @@ def adapt_first(experiment: "Experiment", threads: Optional[int], corpora_dir: O
     adaptation = experiment.config.adaptation
     if adaptation is None:
         return
-
-    more = ["--corpora-dir", corpora_dir] if corpora_dir else []
-
-    def train(args: list[str]) -> Iterator[str]:
-        return train_charlm_command(train_charlm.make_context("train-charlm", [*args, *more]).params)
-
-    def train_vectors(args: list[str]) -> Iterator[str]:
-        return train_fasttext_command(train_fasttext.make_context("train-fasttext", [*args, *more]).params)
-
-    ensure_adapted(adaptation, experiment.path, home(), train, click.echo, threads, train_vectors)
+    ensure_adapted(adaptation, experiment.path, home(), train_charlm_command, click.echo, threads, train_fasttext_command, corpora_dir)
 
 
 @cli.command("quickstart")

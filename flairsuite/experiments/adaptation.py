@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from flairsuite.charlm.initial import MODEL_FILE
+from flairsuite.charlm.settings import CharlmRun
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments.adaptation_settings import Adaptation
 from flairsuite.experiments.identity import digest
@@ -32,6 +33,7 @@ from flairsuite.files.paths import charlm_dir, model_roots, wordvectors_dir
 from flairsuite.files.yaml_file import read_yaml  # the marker is JSON, which YAML reads
 from flairsuite.rawtext.prepare import file_digest
 from flairsuite.wordvectors.initial import InitialVectors, initial_vectors
+from flairsuite.wordvectors.settings import FastTextRun
 from flairsuite.wordvectors.store import VECTORS_FILE, vectors_folder
 
 MARKER = "adaptation.json"
@@ -85,41 +87,46 @@ def marker_state(folder: Path, fingerprint: str, artifact: str = MODEL_FILE) -> 
     return "done" if marker.get("finished") and (folder / artifact).is_file() else "begun"
 
 
-def train_arguments(adaptation: Adaptation, home: Path, resume: bool, threads: Any, init: Optional[str] = None) -> list[str]:
-    """The train-charlm command line that adapts the pair into `home`'s charlm folder (`init`: its `--init`, default the block's)."""
-    args = ["--init", init or str(adaptation.init), "--name", adaptation.name, "--out", str(charlm_dir(home)), "--resume" if resume else "--force"]
-    budget = ["--max-chars", str(adaptation.max_chars)] if adaptation.max_chars is not None else []
-    noise = ["--noise", adaptation.noise] if adaptation.noise is not None else []
-    return args + budget + noise + text_arguments(adaptation, threads)
+def charlm_run(adaptation: Adaptation, home: Path, resume: bool, threads: Optional[int], corpora_dir: Optional[str],
+               init: Optional[str] = None) -> CharlmRun:
+    """The train-charlm run that adapts the pair into `home`'s charlm folder (`init`: its `--init`, default the block's):
+    `--resume` or else `--force`, the block's budget and noise where it sets them."""
+    return CharlmRun(
+        init=init or str(adaptation.init), name=adaptation.name, out_dir=str(charlm_dir(home)), resume=resume, force=not resume,
+        max_chars=adaptation.max_chars, hyper={"noise": adaptation.noise} if adaptation.noise is not None else {},
+        threads=threads or None, corpora_dir=corpora_dir or None, **text_settings(adaptation),
+    )
 
 
-def text_arguments(adaptation: Adaptation, threads: Any) -> list[str]:
-    """The options both trainers share: the texts, the excluded corpora, the held-out share and the threads."""
-    args = [item for path in adaptation.texts for item in ("--corpus", str(path))]
-    args += [item for name in adaptation.exclude for item in ("--exclude", name)]
-    if adaptation.heldout_fraction is not None:
-        args += ["--heldout-fraction", str(adaptation.heldout_fraction)]
-    return args + (["--threads", str(threads)] if threads else [])
+def text_settings(adaptation: Adaptation) -> dict[str, Any]:
+    """The settings both trainers share: the texts, the excluded corpora and the held-out share (where the block sets it)."""
+    shared: dict[str, Any] = {"corpus": tuple(str(path) for path in adaptation.texts), "exclude": tuple(adaptation.exclude)}
+    return {**shared, "heldout_fraction": adaptation.heldout_fraction} if adaptation.heldout_fraction is not None else shared
 
 
-Train = Callable[[list[str]], Iterable[str]]  # runs a training command on its arguments, yields its report lines
+Train = Callable[[CharlmRun], Iterable[str]]  # runs train-charlm's library code, yields its report lines
+TrainVectors = Callable[[FastTextRun], Iterable[str]]  # ... train-fasttext's
 
 
 def ensure_adapted(
-    adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Any = None,
-    train_vectors: Optional[Train] = None,
+    adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Optional[int] = None,
+    train_vectors: Optional[TrainVectors] = None, corpora_dir: Optional[str] = None,
 ) -> bool:
     """Train the `adapt:` pair and vectors of the experiment file `source` unless they are current; whether any was
-    trained. `train` runs train-charlm, `train_vectors` train-fasttext."""
-    trained = ensure_pair(adaptation, source, home, train, echo, threads) if adaptation.init else False
+    trained. `train` runs train-charlm on a `CharlmRun`, `train_vectors` train-fasttext on a `FastTextRun`; `threads`
+    and `corpora_dir` as their --threads and --corpora-dir (None: their defaults)."""
+    trained = ensure_pair(adaptation, source, home, train, echo, threads, corpora_dir) if adaptation.init else False
     if adaptation.fasttext:
         if train_vectors is None:
             raise ValueError("an adapt: block with fasttext needs train_vectors")
-        trained = ensure_vectors(adaptation, source, home, train_vectors, echo, threads) or trained
+        trained = ensure_vectors(adaptation, source, home, train_vectors, echo, threads, corpora_dir) or trained
     return trained
 
 
-def ensure_pair(adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Any) -> bool:
+def ensure_pair(
+    adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Optional[int],
+    corpora_dir: Optional[str],
+) -> bool:
     """Train the `adapt:` pair unless it is current; whether it was trained."""
     record = adaptation_record(adaptation, home, source)
     fingerprint = digest(record)
@@ -135,7 +142,7 @@ def ensure_pair(adaptation: Adaptation, source: Path, home: Path, train: Train, 
         folder.mkdir(parents=True, exist_ok=True)
         write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": False, **record})
     init = init_argument(adaptation, home, initial_pair(str(adaptation.init), home, source))
-    for line in train(train_arguments(adaptation, home, resume, threads, init)):
+    for line in train(charlm_run(adaptation, home, resume, threads, corpora_dir, init)):
         echo(line)
     for folder in folders:
         write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": True, **record})
@@ -176,15 +183,20 @@ def vectors_record(adaptation: Adaptation, home: Path, source: Path) -> dict[str
             **adaptation.vectors_settings()}
 
 
-def vectors_arguments(adaptation: Adaptation, home: Path, threads: Any, init: Optional[str] = None) -> list[str]:
-    """The train-fasttext command line that adapts the vectors into `home`'s wordvectors folder (`init`: its `--init`,
-    default the block's `fasttext`)."""
-    args = ["--init", init or str(adaptation.fasttext), "--name", adaptation.name, "--out", str(wordvectors_dir(home)), "--force"]
-    passes = ["--epochs", str(adaptation.epochs)] if adaptation.epochs is not None else []
-    return args + passes + text_arguments(adaptation, threads)
+def fasttext_run(adaptation: Adaptation, home: Path, threads: Optional[int], corpora_dir: Optional[str], init: Optional[str] = None) -> FastTextRun:
+    """The train-fasttext run that adapts the vectors into `home`'s wordvectors folder (`init`: its `--init`, default the
+    block's `fasttext`): `--force`, the block's passes where it sets them."""
+    return FastTextRun(
+        init=init or str(adaptation.fasttext), name=adaptation.name, out_dir=str(wordvectors_dir(home)), force=True,
+        config={"epochs": adaptation.epochs} if adaptation.epochs is not None else {}, threads=threads or None,
+        corpora_dir=corpora_dir or None, **text_settings(adaptation),
+    )
 
 
-def ensure_vectors(adaptation: Adaptation, source: Path, home: Path, train: Train, echo: Callable[[str], None], threads: Any) -> bool:
+def ensure_vectors(
+    adaptation: Adaptation, source: Path, home: Path, train: TrainVectors, echo: Callable[[str], None], threads: Optional[int],
+    corpora_dir: Optional[str],
+) -> bool:
     """Train the `adapt:` vectors unless they are current; whether they were trained."""
     record = vectors_record(adaptation, home, source)
     fingerprint = digest(record)
@@ -194,7 +206,7 @@ def ensure_vectors(adaptation: Adaptation, source: Path, home: Path, train: Trai
         return False
     echo(f"adapt: training wordvectors/{folder.name} from {adaptation.fasttext} on {len(adaptation.texts)} text file(s)")
     init = vectors_init_argument(adaptation, home, initial_vectors_of(str(adaptation.fasttext), home, source))
-    for line in train(vectors_arguments(adaptation, home, threads, init)):
+    for line in train(fasttext_run(adaptation, home, threads, corpora_dir, init)):
         echo(line)
     write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": True, **record})
     return True

@@ -1,4 +1,4 @@
-"""Glue between the `train-fasttext` options, the shared corpus preparation, training and the saved vectors."""
+"""Glue between a `train-fasttext` run (`settings.FastTextRun`), the shared corpus preparation, training and the saved vectors."""
 
 import os
 import time
@@ -22,68 +22,67 @@ from flairsuite.wordvectors.coverage import augmented, coverage_row
 from flairsuite.wordvectors.gensim_training import continue_fasttext, train_fasttext
 from flairsuite.wordvectors.initial import FIXED, InitialVectors, initial_vectors
 from flairsuite.wordvectors.report import PROBES, neighbour_lines, neighbours, oov_table
-from flairsuite.wordvectors.settings import FastTextConfig
+from flairsuite.wordvectors.settings import FastTextConfig, FastTextRun
 from flairsuite.wordvectors.store import MODEL_FOLDER, VECTORS_FILE, folder_bytes, model_file, vectors_folder
 from flairsuite.wordvectors.tokens import TokenStream
 
 
-def config_from(options: dict[str, Any]) -> FastTextConfig:
-    """Hyper-parameters from the command-line options (threads default to all cores, the others to FastTextConfig's)."""
-    given = {key: options.get(key) for key in ("dim", "epochs", "min_count", "buckets", "seed") if options.get(key) is not None}
-    return FastTextConfig(threads=options["threads"] or os.cpu_count() or 1, **given)
+def config_from(run: FastTextRun) -> FastTextConfig:
+    """Hyper-parameters from the run's options (threads default to all cores, the others to FastTextConfig's)."""
+    return FastTextConfig(threads=run.threads or os.cpu_count() or 1, **run.config, seed=run.seed)
 
 
-def continued_config(options: dict[str, Any], model: FastText, initial: InitialVectors) -> FastTextConfig:
+def continued_config(run: FastTextRun, model: FastText, initial: InitialVectors) -> FastTextConfig:
     """The hyper-parameters of a run continuing `model`: its own, with --epochs, --threads and --min-count as given;
     a --dim or --buckets that differs from the model's is a one-line error (module `initial`)."""
     own = {"dim": model.vector_size, "buckets": model.wv.bucket}
-    differing = [key for key in FIXED if options.get(key) is not None and options[key] != own[key]]
+    differing = [key for key in FIXED if run.config.get(key) is not None and run.config[key] != own[key]]
     if differing:
         raise FlairsuiteError(
-            f"--init {options['init']}: {initial.model_path} has {', '.join(f'{key} {own[key]}' for key in differing)}; "
+            f"--init {run.init}: {initial.model_path} has {', '.join(f'{key} {own[key]}' for key in differing)}; "
             "a continued model keeps them (leave those options out)"
         )
     return FastTextConfig(
         dim=own["dim"], buckets=own["buckets"], window=model.window, seed=model.seed,
-        epochs=options.get("epochs") or FastTextConfig.epochs, min_count=options.get("min_count") or model.min_count,
-        threads=options["threads"] or os.cpu_count() or 1,
+        epochs=run.config.get("epochs") or FastTextConfig.epochs, min_count=run.config.get("min_count") or model.min_count,
+        threads=run.threads or os.cpu_count() or 1,
     )
 
 
-def language_of(options: dict[str, Any], initial: Optional[InitialVectors]) -> str:
+def language_of(run: FastTextRun, initial: Optional[InitialVectors]) -> str:
     """--lang, else the language the initial vectors' summary records; a contradiction or neither: a one-line error."""
     recorded = initial.summary.get("language") if initial else None
-    if options.get("lang") and recorded and options["lang"] != recorded:
-        raise FlairsuiteError(f"--lang {options['lang']}: the --init vectors {initial.folder} were trained on {recorded} text")
-    if not (options.get("lang") or recorded):
-        raise FlairsuiteError("--lang is needed" + (f" (--init {options['init']}: {initial.folder} has no summary.json naming it)" if initial else ""))
-    return options.get("lang") or recorded
+    if run.lang and recorded and run.lang != recorded:
+        raise FlairsuiteError(f"--lang {run.lang}: the --init vectors {initial.folder} were trained on {recorded} text")
+    if not (run.lang or recorded):
+        raise FlairsuiteError("--lang is needed" + (f" (--init {run.init}: {initial.folder} has no summary.json naming it)" if initial else ""))
+    return run.lang or recorded
 
 
-def train_fasttext_command(options: dict[str, Any]) -> Iterator[str]:
+def initial_of(run: FastTextRun, out: Path) -> Optional[InitialVectors]:
+    """The vectors `--init` continues (None without it); an --init without --name or --corpus: a one-line error."""
+    if not run.init:
+        return None
+    if not run.name:
+        raise FlairsuiteError(f"--init {run.init} needs --name: the continued vectors' folder prefix (wordvectors/NAME-fasttext)")
+    if not run.corpus:
+        raise FlairsuiteError(f"--init {run.init} needs --corpus: the text to continue the vectors on")
+    return initial_vectors(run.init, (wordvectors_dir(), out))
+
+
+def train_fasttext_command(run: FastTextRun) -> Iterator[str]:
     """Run `train-fasttext` (with `--init`: continue trained vectors on the --corpus text); yields the closing summary lines."""
-    out = Path(options["out_dir"]) if options["out_dir"] else wordvectors_dir()
-    initial = None
-    if options.get("init"):
-        if not options.get("name"):
-            raise FlairsuiteError(f"--init {options['init']} needs --name: the continued vectors' folder prefix (wordvectors/NAME-fasttext)")
-        if not options["corpus"]:
-            raise FlairsuiteError(f"--init {options['init']} needs --corpus: the text to continue the vectors on")
-        initial = initial_vectors(options["init"], (wordvectors_dir(), out))
-    lang = language_of(options, initial)
-    target = vectors_folder(out, options.get("name") or lang)
+    out = Path(run.out_dir) if run.out_dir else wordvectors_dir()
+    initial = initial_of(run, out)
+    lang = language_of(run, initial)
+    target = vectors_folder(out, run.name or lang)
     if initial is not None and target.resolve() == initial.folder.resolve():
-        raise FlairsuiteError(f"--name {options['name']}: {target} holds the --init vectors; give the continued vectors a name of their own")
-    training = continuation(initial, options) if initial else Training(config_from(options))
-    with atomic_folder(target, options["force"]) as temp:
-        corpus = prepare_language(
-            lang, options["corpus"], options["corpora_dir"], None, options["heldout_fraction"], seed=options["seed"],
-            exclude=tuple(options.get("exclude") or ()),
-        )
+        raise FlairsuiteError(f"--name {run.name}: {target} holds the --init vectors; give the continued vectors a name of their own")
+    training = continuation(initial, run) if initial else Training(config_from(run))
+    with atomic_folder(target, run.force) as temp:
+        corpus = prepare_language(lang, run.corpus, run.corpora_dir, None, run.heldout_fraction, seed=run.seed, exclude=run.exclude)
         yield from describe(corpus)
-        summary = train_into(
-            temp, corpus, training, corpora_dir(options["corpora_dir"]), label=target.name, keep_model=options.get("keep_model", True)
-        )
+        summary = train_into(temp, corpus, training, corpora_dir(run.corpora_dir), label=target.name, keep_model=run.keep_model)
     yield from summary_lines(summary)
     yield f"vectors: {target / VECTORS_FILE} (loads with flair.embeddings.WordEmbeddings(path))"
 
@@ -121,11 +120,11 @@ class Continuation:
         return model, config, {"init": record}
 
 
-def continuation(initial: InitialVectors, options: dict[str, Any]) -> Continuation:
+def continuation(initial: InitialVectors, run: FastTextRun) -> Continuation:
     """The run `--init` asks for: the full model loaded and its hyper-parameters checked against the options."""
     model = initial.load()
-    texts = [source.path for source in corpus_sources("", options["corpus"], Path("."))]  # --corpus is given: no raw set read
-    return Continuation(initial, model, continued_config(options, model, initial), texts)
+    texts = [source.path for source in corpus_sources("", run.corpus, Path("."))]  # --corpus is given: no raw set read
+    return Continuation(initial, model, continued_config(run, model, initial), texts)
 
 
 def train_into(
