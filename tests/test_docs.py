@@ -241,3 +241,28 @@ def test_the_walkthrough_counts_in_the_docs_are_what_corpora_stats_prints(export
     row = next(line for line in (ROOT / WALKTHROUGH / "README.md").read_text(encoding="utf-8").splitlines() if line.startswith(f"| `{export}/`"))
     cells = [cell.strip() for cell in row.split("|")[-4:-1]]
     assert cells == [" / ".join(f"{int(n):,}" for n in column) for column in zip(*columns)]
+
+
+def steps_benchmark():
+    """benchmarks/readme_steps.py, loaded by path (benchmarks/ is no package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("readme_steps", ROOT / "benchmarks" / "readme_steps.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_readme_states_the_measured_cost_of_each_step():
+    """The README's cost table and the quickstart's time and memory in the set-up line are what the benchmark measured
+    (benchmarks/results/readme-steps.json), and the table names every step the benchmark runs."""
+    import json
+
+    steps = steps_benchmark()
+    record = json.loads(steps.RESULTS.read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert steps.readme_block(record) in readme
+    assert steps.quickstart_phrase(record) in readme.split("## A five-minute tour")[0]
+    assert set(record["steps"]) == {key for key, _, _ in steps.STEPS}
+    for _, _, args in steps.STEPS:  # each step is a command the group has
+        assert args[0] in cli.commands

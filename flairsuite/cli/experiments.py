@@ -96,7 +96,7 @@ def adapt_first(experiment: "Experiment", threads: Optional[int], corpora_dir: O
 @corpora_dir_option
 @click.pass_context
 def quickstart(ctx: click.Context, threads: Optional[int], corpora_dir: Optional[str]) -> None:
-    """The whole pipeline on a small default: Sturm, a German LM pair and word vectors, three taggers, one table (about 5 min on 2 cores).
+    """The whole pipeline on a small default: Sturm, a German LM pair and word vectors, three taggers, one table (about 9 min on 2 cores).
 
     Fetches Sturm, trains a small forward/backward character-LM pair (3 minutes each) unless
     charlm/de-forward and charlm/de-backward exist (the released pair is committed), then runs
