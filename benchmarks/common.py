@@ -43,3 +43,19 @@ def run_main(main: Callable[[], int]) -> None:
         sys.exit(f"error: {err}")
     except KeyboardInterrupt:
         sys.exit("interrupted")
+
+
+def letters(count: int, joiner: str = " ") -> list[str]:
+    """Short letters: runs of 2 to 6 consecutive sentences of Sturm's test set (its tokens joined by spaces), the
+    sentences joined by `joiner`."""
+    from flairsuite.corpora.labeled import read_splits
+    from flairsuite.corpora.registry import dataset
+    from flairsuite.files.paths import corpora_dir
+
+    sentences = [" ".join(s.tokens) for s in read_splits(dataset("sturm"), corpora_dir(), ["test"])["test"].sentences]
+    found, at, size = [], 0, 2
+    while len(found) < count:
+        start = at % len(sentences)
+        found.append(joiner.join(sentences[start : start + size]))
+        at, size = at + size, size + 1 if size < 6 else 2
+    return found

@@ -124,21 +124,6 @@ def tag(args: argparse.Namespace, mode: str, scratch: Path, epochs: int) -> tupl
     return seconds, threads, models[0]
 
 
-def letters(count: int) -> list[str]:
-    """Short letters: runs of 2 to 6 consecutive sentences of Sturm's test set, tokens joined by spaces."""
-    from flairsuite.corpora.labeled import read_splits
-    from flairsuite.corpora.registry import dataset
-    from flairsuite.files.paths import corpora_dir
-
-    sentences = [" ".join(s.tokens) for s in read_splits(dataset("sturm"), corpora_dir(), ["test"])["test"].sentences]
-    found, at, size = [], 0, 2
-    while len(found) < count:
-        start = at % len(sentences)
-        found.append(" ".join(sentences[start : start + size]))
-        at, size = at + size, size + 1 if size < 6 else 2
-    return found
-
-
 def predict(args: argparse.Namespace, mode: str, model: Path, file: Path) -> tuple[float, str]:
     """One `flairsuite predict MODEL FILE`: the seconds it reports (loading the model and tagging; not its imports)."""
     _, threads, log = run(["predict", str(model), str(file), "--format", "json", "--out", os.devnull], environment(mode), args.timeout)
@@ -230,6 +215,8 @@ def main() -> int:
             model = model or trained
         for mode in args.modes if "tag" in args.parts else []:
             rows.append(measure(args, "tag", mode, lambda: tag(args, mode, scratch, args.epochs)[:2]))
+        from common import letters  # benchmarks/ is the script's folder, first on sys.path
+
         texts = letters(args.letters)
         file = scratch / "letters.txt"
         file.write_text("\n\n".join(texts) + "\n", encoding="utf-8")

@@ -61,7 +61,9 @@ def scratch_clone(scratch: Path) -> dict[str, str]:
         shutil.copy(WALKTHROUGH / name, scratch / name)
     shutil.copytree(WALKTHROUGH / "annotations", scratch / "annotations")
     (scratch / "letters").mkdir()
-    for number, text in enumerate(letters(40), 1):
+    from common import letters  # benchmarks/ is the script's folder, first on sys.path
+
+    for number, text in enumerate(letters(40, joiner="\n"), 1):
         (scratch / "letters" / f"letter-{number:02d}.txt").write_text(text + "\n", encoding="utf-8")
     models = scratch / "released"
     (models / "wordvectors").mkdir(parents=True)
@@ -74,21 +76,6 @@ def scratch_clone(scratch: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("FLAIRSUITE_")}
     return {**env, "FLAIRSUITE_HOME": str(scratch), "FLAIRSUITE_MODELS": str(models),
             "FLAIRSUITE_CORPORA": os.environ.get("FLAIRSUITE_CORPORA", str(REPO / "corpora"))}
-
-
-def letters(count: int) -> list[str]:
-    """Short letters: runs of 2 to 6 consecutive sentences of Sturm's test set, paragraphs of their tokens."""
-    from flairsuite.corpora.labeled import read_splits
-    from flairsuite.corpora.registry import dataset
-    from flairsuite.files.paths import corpora_dir
-
-    sentences = [" ".join(s.tokens) for s in read_splits(dataset("sturm"), corpora_dir(), ["test"])["test"].sentences]
-    found, at, size = [], 0, 2
-    while len(found) < count:
-        start = at % len(sentences)
-        found.append("\n".join(sentences[start : start + size]))
-        at, size = at + size, size + 1 if size < 6 else 2
-    return found
 
 
 def timed(args: list[str], scratch: Path, env: dict[str, str], timeout: float) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, Optional
 
 from flairsuite import settings_schema as rules
 from flairsuite.errors import FlairsuiteError, unknown_name_error
-from flairsuite.rawtext.settings import PrepareConfig
+from flairsuite.rawtext.settings import PrepareConfig, TextRun
 from flairsuite.settings_schema import OPTIONS, RULE, CheckedSettings, Rule, checked_keys, interval, one_of, setting
 
 NO_NOISE = "none"
@@ -134,12 +134,13 @@ HYPER_GIVEN = Rule("a mapping of hyper-parameter options to the values given", l
 
 
 @dataclass(frozen=True, kw_only=True)
-class CharlmRun(CheckedSettings):
+class CharlmRun(TextRun):
     """One `train-charlm` run: every value it takes, each checked as the run is made (a bad one: a one-line error naming
-    its option). Fields with help generate the command's options; `corpus` to `seed` are `PrepareConfig`'s settings (rule,
-    default and option declared there), `hyper` the `Hyper` options given (the recipe's preset or the `--init` model
-    supplies the others). `out_dir` to `corpora_dir` have no default: the command's own options declare them (`--out`, the
-    flags, cli/group.py's shared options), and a run built in code says them."""
+    its option). Fields with help generate the command's options; `corpus`, `exclude`, `heldout_fraction`, `seed`
+    (`TextRun`), `new_chars` and `unk_fraction` are `PrepareConfig`'s settings (rule, default and option declared there),
+    `hyper` the `Hyper` options given (the recipe's preset or the `--init` model supplies the others). `out_dir` to
+    `corpora_dir` have no default: the command's own options declare them (`--out`, the flags, cli/group.py's shared
+    options), and a run built in code says them."""
 
     wording = OPTIONS
 
@@ -186,12 +187,8 @@ class CharlmRun(CheckedSettings):
         help="Weights of best-lm.pt: float16 halves the file (a hidden-1024 LM in 9.7 MB instead of 19.3); plain Flair loads it "
         "into a float32 model. Checkpoints stay float32.",
     )
-    corpus: tuple[str, ...] = setting(PrepareConfig.rule("corpus"), PrepareConfig.corpus)
-    exclude: tuple[str, ...] = setting(PrepareConfig.rule("exclude"), PrepareConfig.exclude)
     new_chars: str = setting(PrepareConfig.rule("new_chars"), PrepareConfig.new_chars)
-    heldout_fraction: float = setting(PrepareConfig.rule("heldout_fraction"), PrepareConfig.heldout_fraction)
     unk_fraction: float = setting(PrepareConfig.rule("unk_fraction"), PrepareConfig.unk_fraction)
-    seed: int = setting(PrepareConfig.rule("seed"), PrepareConfig.seed)
     hyper: Mapping[str, Any] = field(default_factory=dict, metadata={RULE: HYPER_GIVEN})
 
     def check_together(self) -> None:

@@ -34,6 +34,7 @@ from typing import Any, Optional
 
 from flair.embeddings import TokenEmbeddings, TransformerWordEmbeddings
 
+from flairsuite.embeddings.spec_name import split_name
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files.paths import bert_dir
 from flairsuite.files.summary_file import SUMMARY_FILE
@@ -45,12 +46,6 @@ POOLINGS = ("first", "mean")
 LAST_LAYERS = re.compile(r"last([1-9][0-9]*)")
 ONE_LAYER = re.compile(r"layer(-?[0-9]+)")
 OPTIONS_HELP = "options are @first or @mean (sub-token pooling) and @lastN or @layerK (layers), e.g. bert:de-cpu@mean@last4"
-
-
-def split_name(name: str) -> tuple[str, list[str]]:
-    """`"de-cpu@mean@last4"` -> `("de-cpu", ["mean", "last4"])`."""
-    folder, *options = name.split("@")
-    return folder, options
 
 
 def options_of(name: str) -> tuple[str, str]:

@@ -19,8 +19,9 @@ from flair.embeddings import FlairEmbeddings, TokenEmbeddings
 
 from flairsuite.charlm.recipes import languages
 from flairsuite.charlm.summary import trained_on_unspaced_text
-from flairsuite.embeddings.context import ContextFlairEmbeddings, context_chars, read_in_context, split_name, start_marker
+from flairsuite.embeddings.context import ContextFlairEmbeddings, context_chars, read_in_context, start_marker
 from flairsuite.embeddings.lstm import Affine, Recurrence, doubled_cell_gate
+from flairsuite.embeddings.spec_name import split_name
 from flairsuite.files.paths import charlm_dir
 
 DIRECTIONS = ("forward", "backward")

@@ -29,12 +29,6 @@ CONTEXT_OPTION = re.compile(r"context([1-9][0-9]*)")
 OPTIONS_HELP = "the option is @contextN (N characters of the neighbouring sentences on each side), e.g. charlm:de-forward@context500"
 
 
-def split_name(name: str) -> tuple[str, list[str]]:
-    """`"de-forward@context500"` -> `("de-forward", ["context500"])`."""
-    model, *options = name.split("@")
-    return model, options
-
-
 def context_chars(options: list[str]) -> int:
     """N of `@contextN` among `options` (0 without it); a ValueError for any other option or a repeated one."""
     found = []

@@ -20,6 +20,7 @@ import torch
 from flair.data import Sentence
 from flair.embeddings import TokenEmbeddings, WordEmbeddings
 
+from flairsuite.embeddings.spec_name import flag_problem, split_name
 from flairsuite.embeddings.subword_vectors import SubwordWordEmbeddings
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files.paths import wordvectors_dir
@@ -29,23 +30,9 @@ from flairsuite.wordvectors.store import MODEL_FILE, MODEL_FOLDER, VECTORS_FILE,
 OPTIONS = ("subwords",)
 
 
-def split_name(name: str) -> tuple[str, list[str]]:
-    """`"de@subwords"` -> `("de", ["subwords"])`."""
-    vectors, *options = name.split("@")
-    return vectors, options
-
-
 def check_name(name: str) -> Optional[str]:
     """What to write instead of a name without vectors or with a bad or repeated option; None for a good name."""
-    vectors, options = split_name(name)
-    if not vectors:
-        return "write fasttext:NAME, with options after it, e.g. fasttext:de@subwords"
-    unknown = [option for option in options if option not in OPTIONS]
-    if unknown:
-        return f"unknown option @{unknown[0]} (options: {', '.join('@' + o for o in OPTIONS)})"
-    if len(options) > len(set(options)):
-        return "give each option once, e.g. fasttext:de@subwords"
-    return None
+    return flag_problem(name, "fasttext", OPTIONS)
 
 
 def artifact(name: str, home: Path) -> Path:

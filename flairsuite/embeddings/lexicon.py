@@ -29,6 +29,7 @@ from flair.data import Sentence
 from flair.embeddings import TokenEmbeddings
 from flair.embeddings.base import register_embeddings
 
+from flairsuite.embeddings.spec_name import flag_problem, split_name
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files.paths import lexicons_dir
 from flairsuite.lexicon.match import POSITION_TAGS, LexiconMatcher, check_rule, position_tags, token_matches
@@ -42,20 +43,9 @@ POSITION_IDS = {tag: index for index, tag in enumerate(POSITION_TAGS)}  # B/I/E/
 MATCH_CACHE = 200_000  # sentences whose match ids an embedding keeps (full LER train is 53,984; about 0.3 KB each)
 
 
-def split_name(name: str) -> tuple[str, list[str]]:
-    """`"de@daluke"` -> `("de", ["daluke"])`."""
-    lexicon, *options = name.split("@")
-    return lexicon, options
-
-
 def check_name(name: str) -> Optional[str]:
-    lexicon, options = split_name(name)
-    if not lexicon:
-        return "write lexicon:NAME, with options after it, e.g. lexicon:de@daluke"
-    unknown = [option for option in options if option not in OPTIONS]
-    if unknown:
-        return f"unknown option @{unknown[0]} (options: {', '.join('@' + o for o in OPTIONS)})"
-    return None
+    """What to write instead of a name without a lexicon or with a bad or repeated option; None for a good name."""
+    return flag_problem(name, "lexicon", OPTIONS)
 
 
 def artifact(name: str, home: Path) -> Path:

@@ -54,3 +54,15 @@ class PrepareConfig(CheckedSettings):
         "a corpus in another format than column as its experiment entry: '{path: data/letters/, format: webanno}'.",
         metavar="CORPUS_OR_PATH",
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextRun(CheckedSettings):
+    """The prepared-text settings every training command's run takes on to `PrepareConfig` (`corpus`, `exclude`,
+    `heldout_fraction`, `seed`): their rules and defaults are `PrepareConfig`'s, declared there once."""
+
+    corpus: tuple[str, ...] = setting(PrepareConfig.rule("corpus"), PrepareConfig.corpus)
+    exclude: tuple[str, ...] = setting(PrepareConfig.rule("exclude"), PrepareConfig.exclude)
+    heldout_fraction: float = setting(PrepareConfig.rule("heldout_fraction"), PrepareConfig.heldout_fraction)
+    seed: int = setting(PrepareConfig.rule("seed"), PrepareConfig.seed)
+

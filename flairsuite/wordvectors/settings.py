@@ -10,7 +10,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Optional
 
 from flairsuite.errors import unknown_name_error
-from flairsuite.rawtext.settings import PrepareConfig
+from flairsuite.rawtext.settings import TextRun
 from flairsuite.settings_schema import FLAG, INTEGER, OPTIONS, POSITIVE_INTEGER, RULE, TEXT, CheckedSettings, Rule, checked_keys, setting
 
 
@@ -37,12 +37,13 @@ CONFIG_GIVEN = Rule(f"a mapping of {', '.join(CONFIG_OPTIONS)} to the values giv
 
 
 @dataclass(frozen=True, kw_only=True)
-class FastTextRun(CheckedSettings):
+class FastTextRun(TextRun):
     """One `train-fasttext` run: every value it takes, each checked as the run is made (a bad one: a one-line error naming
-    its option). Fields with help generate the command's options; `corpus` to `seed` are `PrepareConfig`'s settings (rule,
-    default and option declared there), `config` the `FastTextConfig` options given (`CONFIG_OPTIONS`; the others: its
-    defaults, or the `--init` model's). `out_dir` to `corpora_dir` have no default: the command's own options declare them
-    (`--out`, cli/group.py's shared options), and a run built in code says them."""
+    its option). Fields with help generate the command's options; `corpus`, `exclude`, `heldout_fraction` and `seed`
+    (`TextRun`) are `PrepareConfig`'s settings (rule, default and option declared there), `config` the `FastTextConfig`
+    options given (`CONFIG_OPTIONS`; the others: its defaults, or the `--init` model's). `out_dir` to `corpora_dir` have
+    no default: the command's own options declare them (`--out`, cli/group.py's shared options), and a run built in code
+    says them."""
 
     wording = OPTIONS
 
@@ -67,10 +68,6 @@ class FastTextRun(CheckedSettings):
         help="Keep the full gensim model in the vectors folder's model/ (word and n-gram vectors, output layer: about 2.6 GB at "
         "dim 300 and 2 M buckets, mostly buckets x dim x 4 bytes); --init needs it to continue the vectors on new text. [default: model]",
     )
-    corpus: tuple[str, ...] = setting(PrepareConfig.rule("corpus"), PrepareConfig.corpus)
-    exclude: tuple[str, ...] = setting(PrepareConfig.rule("exclude"), PrepareConfig.exclude)
-    heldout_fraction: float = setting(PrepareConfig.rule("heldout_fraction"), PrepareConfig.heldout_fraction)
-    seed: int = setting(PrepareConfig.rule("seed"), PrepareConfig.seed)
     config: Mapping[str, Any] = field(default_factory=dict, metadata={RULE: CONFIG_GIVEN})
 
     def check_together(self) -> None:
