@@ -106,6 +106,7 @@ def test_vectors_without_their_model_are_a_one_line_error_when_the_spec_is_resol
         resolve("fasttext:de@subwords", tmp_path)
     message = str(error.value)
     assert "\n" not in message and str(model_file(folder)) in message and message.endswith("run `flairsuite train-fasttext --lang de`")
+    assert "these vectors keep no model/" in message  # the vectors are there, their model is not
     with pytest.raises(FlairsuiteError) as digest_error:  # what `tag` computes before any run
         artifact_digest("fasttext:de@subwords", tmp_path)
     assert str(digest_error.value) == message

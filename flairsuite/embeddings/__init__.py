@@ -93,7 +93,10 @@ def existing_artifact(spec: str, home: Path) -> Optional[Path]:
     if path is not None and not path.is_file():
         others = [str(place) for place in artifact_places(spec, home)[1:]]
         elsewhere = f" (nor {', '.join(others)})" if others else ""
-        raise FlairsuiteError(f"{path} not found{elsewhere}: run `{build_command(spec)}`")
+        compact = any(place.parent.name == "model" and (place.parent.parent / "vectors.kv").is_file()  # fasttext:NAME@subwords
+                      for place in artifact_places(spec, home))
+        why = " (these vectors keep no model/: compact vectors have none; train full ones)" if compact else ""
+        raise FlairsuiteError(f"{path} not found{elsewhere}{why}: run `{build_command(spec)}`")
     if path is not None:
         check_finished(spec, artifact_folder(spec, path))
     return path
