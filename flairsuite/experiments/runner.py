@@ -33,6 +33,7 @@ from flairsuite.experiments.reading import Experiment
 from flairsuite.experiments.renamed import adopt_renamed
 from flairsuite.experiments.reuse import copy_run, same_run_elsewhere
 from flairsuite.experiments.run_data import TRAIN_WITH_DEV, GridData, embedding_modules, features, label_type, tag_dictionary
+from flairsuite.experiments.vector_coverage import coverage_lines
 from flairsuite.files.atomic import atomic_file, write_json
 from flairsuite.files.locks import claimed
 from flairsuite.files.paths import results_dir
@@ -302,6 +303,9 @@ def plan_experiment(
             echo(f"{run.run_id}: copied from {same[0].relative_to(out.parent)} (the same run, finished there)")
         else:
             todo.append((run, run_digest))
+    if corpora_root is not None:  # how well the stacks' word vectors cover the user's own corpora
+        for line in coverage_lines((run for run, _ in todo), home, corpora_root):
+            echo(line)
     echo(f"{config.name}: {len(chosen)} runs" + (f" of {len(grid)} (--runs)" if patterns else "")
          + f", {len(chosen) - len(todo) - copied} finished before, " + (f"{copied} copied from other experiments, " if copied else "")
          + f"{len(todo)} to train")

@@ -34,18 +34,23 @@ def rate(part: int, whole: int) -> float:
 
 
 def oov_rates(name: str, splits: Mapping[str, Counter], home: Optional[Path] = None) -> dict[str, dict[str, Any]]:
-    """Per split, its running tokens and how many (and what share) the vectors `name` (`wordvectors/NAME-fasttext` below
-    `home`, default the home folder; with its `model/`) map to `<unk>`: `before` as `fasttext:NAME` looks them up, `after`
-    with `@subwords` (those of them without any n-gram); `oov_types_before`: the distinct words of `before`. The
+    """`folder_oov_rates` of the vectors `name` (`wordvectors/NAME-fasttext` below `home`, default the home folder)."""
+    return folder_oov_rates(vectors_folder(wordvectors_dir(home), name), splits)
+
+
+def folder_oov_rates(folder: Path, splits: Mapping[str, Counter]) -> dict[str, dict[str, Any]]:
+    """Per split, its running tokens and how many (and what share) the vectors in `folder` (with its `model/`) map to
+    `<unk>`: `before` as `fasttext:NAME` looks them up, `after` with `@subwords` (those of them without any n-gram; None
+    where the folder keeps no model, as compact vectors do); `oov_types_before`: the distinct words of `before`. The
     vocabulary is read memory-mapped and the model's buckets not at all."""
-    folder = vectors_folder(wordvectors_dir(home), name)
     vocabulary = KeyedVectors.load(str(folder / VECTORS_FILE), mmap="r").key_to_index
-    model = SubwordModel.load(model_file(folder))
+    model = SubwordModel.load(model_file(folder)) if model_file(folder).is_file() else None
     found = {}
     for split, counts in splits.items():
         unknown = {word: n for word, n in counts.items() if not covered(word, vocabulary)}
         total, before = sum(counts.values()), sum(unknown.values())
-        after = sum(n for word, n in unknown.items() if not model.buckets(word))
+        after = None if model is None else sum(n for word, n in unknown.items() if not model.buckets(word))
         found[split] = {"tokens": total, "oov_before": before, "oov_before_rate": rate(before, total),
-                        "oov_after": after, "oov_after_rate": rate(after, total), "oov_types_before": len(unknown)}
+                        "oov_after": after, "oov_after_rate": None if after is None else rate(after, total),
+                        "oov_types_before": len(unknown)}
     return found
