@@ -258,3 +258,48 @@ def test_fasttext_without_its_model_is_one_line(tmp_path: Path) -> None:
         f"{path}: adapt: fasttext: --init de: {tmp_path / 'home' / 'wordvectors' / 'de-fasttext'} was trained without its full model "
         "(model/ is missing); train it again with `flairsuite train-fasttext` (without --no-model) to continue it"
     )
+
+
+def test_a_moved_clone_finds_its_adaptation_current_and_an_absolute_path_marker_is_adopted(tmp_path: Path) -> None:
+    """The fingerprint names the texts and an own corpus's folder relative to the experiment file: the same experiment
+    folder copied elsewhere (a clone moved, a worktree) trains nothing; a marker written with absolute paths, as before,
+    is rewritten, not retrained."""
+    import shutil
+
+    from flairsuite.experiments.adaptation import MARKER, adaptation_record, portable_record
+    from flairsuite.experiments.identity import digest
+
+    home = tmp_path / "home"
+    for direction in ("forward", "backward"):
+        write_file(home / "charlm" / f"de-{direction}" / "best-lm.pt", f"initial {direction}")
+    write_file(tmp_path / "one" / "texts" / "own.txt", own_text())
+    for split in ("train", "dev", "test"):
+        write_file(tmp_path / "one" / "letters" / f"{split}.tsv", "Karl\tB-PER\n")
+    lines = ["name: adapted", "corpora: [sturm, {name: letters, path: letters/, sep: tab}]", f"adapt: {ADAPT}", "embeddings:",
+             f"  own: {SPECS}", "taggers: [map]", "seeds: [1]", ""]
+    first = write_file(tmp_path / "one" / "adapt.yaml", "\n".join(lines))
+    trained: list[CharlmRun] = []
+
+    def trains(run: CharlmRun):
+        trained.append(run)
+        for direction in ("forward", "backward"):
+            write_file(home / "charlm" / f"de-own-{direction}" / "best-lm.pt", "adapted")
+        yield "trained"
+
+    adaptation = load_experiment(first).adaptation
+    assert ensure_adapted(adaptation, first, home, trains, lambda line: None) and len(trained) == 1
+    marker = json.loads((home / "charlm" / "de-own-forward" / MARKER).read_text(encoding="utf-8"))
+    assert list(marker["texts"]) == ["texts/own.txt"] and marker["exclude"] == ["sturm", '{"path": "letters", "sep": "tab"}']
+    assert str(tmp_path) not in json.dumps(marker)
+    moved = tmp_path / "two"
+    shutil.copytree(tmp_path / "one", moved)
+    second = moved / "adapt.yaml"
+    assert not ensure_adapted(load_experiment(second).adaptation, second, home, trains, lambda line: None)  # current where it moved
+
+    legacy = adaptation_record(adaptation, home, first)  # as markers were written before: absolute paths
+    assert str(tmp_path) in json.dumps(legacy) and digest(legacy) != digest(portable_record(legacy, first))
+    for direction in ("forward", "backward"):
+        write_file(home / "charlm" / f"de-own-{direction}" / MARKER, json.dumps({"fingerprint": digest(legacy), "finished": True, **legacy}))
+    assert not ensure_adapted(adaptation, first, home, trains, lambda line: None) and len(trained) == 1  # adopted, not retrained
+    rewritten = json.loads((home / "charlm" / "de-own-backward" / MARKER).read_text(encoding="utf-8"))
+    assert rewritten["fingerprint"] == digest(portable_record(legacy, first))

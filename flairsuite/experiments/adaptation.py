@@ -17,8 +17,14 @@ turn (`flairsuite.files.paths.model_roots`: the home folder, $FLAIRSUITE_MODELS,
 models); `fasttext: de` names a vectors folder relative to the file, else `wordvectors/de-fasttext` below them. The
 first that holds the models wins; none: a one-line error naming every place. The fingerprint holds `init` as written
 and the models' digests, never the folder they were found in. The adapted pair and vectors go below the home folder.
+
+The fingerprint names the text files and an excluded own corpus's folder by their path relative to the experiment
+file's folder (`portable_record`), so a clone moved or checked out elsewhere finds its adaptation current. A marker
+written before that (absolute paths) still counts where its paths are this clone's: it is rewritten, not retrained.
 """
 
+import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -75,6 +81,38 @@ def adaptation_record(adaptation: Adaptation, home: Path, source: Path) -> dict[
             **adaptation.settings()}
 
 
+def _relative(path: str, base: Path) -> str:
+    return Path(os.path.relpath(path, base)).as_posix()
+
+
+def _portable_exclude(argument: str, base: Path) -> str:
+    """An --exclude argument with an own corpus's folder relative to `base` (a registered name stays as it is)."""
+    if argument.startswith("{"):  # an own corpus's entry as JSON (adaptation_settings._exclude_argument)
+        entry = json.loads(argument)
+        return json.dumps({**entry, "path": _relative(entry["path"], base)}, sort_keys=True, ensure_ascii=False)
+    return _relative(argument, base) if os.path.isabs(argument) else argument
+
+
+def portable_record(record: dict[str, Any], source: Path) -> dict[str, Any]:
+    """`record` (`adaptation_record`, `vectors_record`) with its paths relative to the experiment file's folder."""
+    base = source.resolve().parent
+    return {**record, "texts": {_relative(path, base): sha for path, sha in record["texts"].items()},
+            "exclude": [_portable_exclude(argument, base) for argument in record["exclude"]]}
+
+
+def current_states(folders: list[Path], record: dict[str, Any], source: Path, artifact: str = MODEL_FILE) -> list[str]:
+    """`marker_state` of each folder under the fingerprint of `portable_record(record)`; a folder finished under the
+    absolute-path fingerprint of `record` (a marker from before) gets its marker rewritten and counts as done."""
+    portable = portable_record(record, source)
+    fingerprint, legacy = digest(portable), digest(record)
+    states = [marker_state(folder, fingerprint, artifact) for folder in folders]
+    for index, folder in enumerate(folders):
+        if states[index] != "done" and marker_state(folder, legacy, artifact) == "done":
+            write_json(folder / MARKER, {"fingerprint": fingerprint, "finished": True, **portable})
+            states[index] = "done"
+    return states
+
+
 def marker_state(folder: Path, fingerprint: str, artifact: str = MODEL_FILE) -> str:
     """`done` (this fingerprint, trained), `begun` (this fingerprint, training began) or `other` for one model folder
     (`artifact`: the file a trained one holds)."""
@@ -128,10 +166,11 @@ def ensure_pair(
     corpora_dir: Optional[str],
 ) -> bool:
     """Train the `adapt:` pair unless it is current; whether it was trained."""
-    record = adaptation_record(adaptation, home, source)
-    fingerprint = digest(record)
     folders = [charlm_dir(home) / f"{adaptation.name}-{direction}" for direction in DIRECTIONS]
-    states = [marker_state(folder, fingerprint) for folder in folders]
+    absolute = adaptation_record(adaptation, home, source)
+    states = current_states(folders, absolute, source)
+    record = portable_record(absolute, source)
+    fingerprint = digest(record)
     if all(state == "done" for state in states):
         echo(f"adapt: charlm/{adaptation.name}-forward and -backward are current (fingerprint {fingerprint[:12]})")
         return False
@@ -198,10 +237,11 @@ def ensure_vectors(
     corpora_dir: Optional[str],
 ) -> bool:
     """Train the `adapt:` vectors unless they are current; whether they were trained."""
-    record = vectors_record(adaptation, home, source)
-    fingerprint = digest(record)
     folder = vectors_folder(wordvectors_dir(home), adaptation.name)
-    if marker_state(folder, fingerprint, VECTORS_FILE) == "done":
+    absolute = vectors_record(adaptation, home, source)
+    record = portable_record(absolute, source)
+    fingerprint = digest(record)
+    if current_states([folder], absolute, source, VECTORS_FILE) == ["done"]:
         echo(f"adapt: wordvectors/{folder.name} is current (fingerprint {fingerprint[:12]})")
         return False
     echo(f"adapt: training wordvectors/{folder.name} from {adaptation.fasttext} on {len(adaptation.texts)} text file(s)")
