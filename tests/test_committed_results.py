@@ -78,6 +78,8 @@ def test_ablation_files_name_runs_their_experiments_define(name):
         config = load_experiment(ROOT / "experiments" / f"{ref.experiment}.yaml")
         assert ref.embeddings in config.embeddings and ref.tagger in config.taggers, f"{name}: {ref} is no run of {ref.experiment}"
         assert ref.fine_tune in config.fine_tune, f"{name}: {ref} is no run of {ref.experiment} (fine_tune: {list(config.fine_tune)})"
+        modes = config.transfer.modes if config.transfer is not None else ("none",)
+        assert ref.transfer in modes, f"{name}: {ref} is no run of {ref.experiment} (transfer modes: {list(modes)})"
         assert (ROOT / "results" / ref.experiment / "experiment.json").is_file(), f"{name}: {ref.experiment} has no committed runs"
 
 

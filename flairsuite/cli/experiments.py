@@ -63,6 +63,7 @@ def tag(
     from flairsuite.files.paths import corpora_dir as resolve
     from flairsuite.files.paths import home
     from flairsuite.results.collect import per_type_frame, read_runs, runs_frame
+    from flairsuite.results.self_training_report import is_self_training, self_training_report
     from flairsuite.results.tables import report
 
     request = TagRequest(home(), resolve(corpora_dir), force, keep_finished, tuple(patterns), Path(cache_dir) if cache_dir else None,
@@ -72,6 +73,8 @@ def tag(
     out = run_tag(read, request, click.echo)
     if is_simulation(out):  # an active_learning experiment: F1 per round and strategy instead of the grid's table
         click.echo("\n" + simulation_report(out))
+    elif is_self_training(out):  # a self_training experiment: F1 per threshold and round
+        click.echo("\n" + self_training_report(out))
     else:
         runs = read_runs(out)
         click.echo("\n" + report(runs_frame(runs), per_type_frame(runs)))
@@ -143,6 +146,13 @@ def check_layout_options(layout: str, metric: str, split: str, per_type: bool, d
             f"{flag} always prints {LAYOUT_SCORES[layout]}, so {given} would change nothing; "
             f"for that table leave out {flag}"
         )
+
+
+def refuse_table_options(root: Path, given: bool) -> None:
+    """A self-training folder prints one table (markdown): an option of the grid's tables would change nothing, so it is an error."""
+    if given:
+        raise FlairsuiteError(f"{root} holds self-training studies, whose one table (threshold x round, markdown) takes no options: "
+                              f"run `flairsuite results {root}`")
 
 
 @cli.command("results")
@@ -217,9 +227,15 @@ def results(
     """
     from flairsuite.files.paths import results_folder
     from flairsuite.results.collect import only_experiment, per_type_frame, read_runs, runs_frame
+    from flairsuite.results.self_training_report import is_self_training, self_training_report
     from flairsuite.results.tables import report
 
     root = results_folder(directory)
+    if is_self_training(root):  # one self-training experiment: its own table, threshold x round
+        refuse_table_options(root, fmt != "md" or metric != "score" or split != "test" or per_type or artifacts or by_length or cost
+                             or layout != "plain" or plot is not None or curve is not None or experiment is not None)
+        click.echo(self_training_report(root))
+        return
     runs = read_runs(root)
     frame, types = runs_frame(runs), per_type_frame(runs)
     if experiment:

@@ -1,6 +1,6 @@
 """Experiments: one YAML file describes a grid of tagging runs (experiments/README.md); here it is read and checked
 (`reading`, `validation`, `config`), expanded into runs (`grid`) and run (`runner`, `ray_runner`), with its `adapt:`
-block (`adaptation`) and its active-learning simulation (`simulation`)."""
+block (`adaptation`), its `transfer:` block (`transfer`) and its active-learning simulation (`simulation`)."""
 
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.corpus_choice import CorpusChoice

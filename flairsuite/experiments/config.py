@@ -10,7 +10,9 @@ from typing import Any, Optional
 
 from flairsuite.experiments.adaptation_settings import Adaptation
 from flairsuite.experiments.corpus_choice import CorpusChoice
+from flairsuite.experiments.self_training_settings import SelfTraining
 from flairsuite.experiments.simulation_settings import ActiveLearning
+from flairsuite.experiments.transfer_settings import Transfer
 
 
 @dataclass(frozen=True)
@@ -30,3 +32,5 @@ class ExperimentConfig:
     only: tuple[str, ...] = ()  # run-id patterns: the grid keeps the runs matching one (none: every run)
     active_learning: Optional[ActiveLearning] = None  # a simulation of annotation rounds (experiments/active_learning.py)
     adaptation: Optional[Adaptation] = None  # a pair adapted to own text before the runs (experiments/adaptation.py)
+    self_training: Optional[SelfTraining] = None  # pseudo-labelling rounds per run (experiments/self_training.py)
+    transfer: Optional[Transfer] = None  # other labelled corpora trained on first or beside (experiments/transfer.py)

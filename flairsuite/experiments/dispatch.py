@@ -1,5 +1,5 @@
-"""Which way `flairsuite tag` runs an experiment, decided in one place: its active-learning simulation, its grid as Ray
-tasks, or its grid in this process. The experiment comes read once (`reading.read_experiment`); the command's options
+"""Which way `flairsuite tag` runs an experiment, decided in one place: its active-learning simulation, its self-training
+studies, its grid as Ray tasks, or its grid in this process. The experiment comes read once (`reading.read_experiment`); the command's options
 come as one `TagRequest`."""
 
 from dataclasses import dataclass
@@ -39,6 +39,14 @@ def run_tag(experiment: Experiment, request: TagRequest, echo: Callable[[str], N
 
         set_threads(request.threads)
         return run_simulation(experiment, request.home, request.corpora_root, request.force, echo, request.cache, request.patterns)
+    if experiment.config.self_training is not None:
+        if request.ray_address:
+            raise FlairsuiteError(f"{experiment.path}: self-training runs its rounds in one process: leave out --ray "
+                                  "(--runs gives a second process other studies)")
+        from flairsuite.experiments.self_training import run_self_training
+
+        set_threads(request.threads)
+        return run_self_training(experiment, request.home, request.corpora_root, request.force, echo, request.cache, request.patterns)
     if request.ray_address:
         from flairsuite.experiments.ray_runner import RayRequest, run_experiment_on_ray
         from flairsuite.experiments.runner import plan_experiment

@@ -1,5 +1,5 @@
-"""The grid of an experiment: its runs (corpus x embedding stack x fine-tuning x tagger x seed, in the file's order, or
-the part that `only` keeps), each with its complete training settings."""
+"""The grid of an experiment: its runs (corpus x embedding stack x fine-tuning x transfer mode x tagger x seed, in the file's
+order, or the part that `only` keeps), each with its complete training settings."""
 
 import fnmatch
 import itertools
@@ -10,6 +10,7 @@ from typing import Any, Optional
 from flairsuite.embeddings import frozen
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.corpus_choice import CorpusChoice
+from flairsuite.experiments.transfer_settings import NO_TRANSFER, TransferRun, transfer_run
 from flairsuite.models.registry import fine_tune_train, tagger_spec
 from flairsuite.results.metrics_file import FINE_TUNED
 
@@ -27,11 +28,14 @@ class Run:
     train_settings: dict[str, Any]
     entity_fix: tuple[bool, ...] = (False,)
     fine_tune: bool = False
+    transfer: Optional[TransferRun] = None  # trained on other corpora first or beside (the `transfer:` block); None: not
 
     @property
     def run_id(self) -> str:
-        """The run's folder below results/<experiment>/, e.g. `sturm/proposed+word/map-crf/seed-1`; fine-tuned: `sturm/bert/ft/map/seed-1`."""
-        return f"{self.corpus.key}/{self.embeddings}/{FINE_TUNED + '/' if self.fine_tune else ''}{self.tagger}/seed-{self.seed}"
+        """The run's folder below results/<experiment>/, e.g. `sturm/proposed+word/map-crf/seed-1`; fine-tuned: `sturm/bert/ft/map/seed-1`;
+        with transfer: `sturm/proposed/transfer-joint/map-crf/seed-1`."""
+        segments = [FINE_TUNED] * self.fine_tune + ([self.transfer.segment] if self.transfer is not None else [])
+        return "/".join([self.corpus.key, self.embeddings, *segments, self.tagger, f"seed-{self.seed}"])
 
 
 def tunable(specs: tuple[str, ...]) -> bool:
@@ -66,13 +70,16 @@ def match_runs(grid: list[Run], patterns: Sequence[str]) -> tuple[list[Run], lis
 
 
 def cross(config: ExperimentConfig) -> list[Run]:
-    """Every run of the grid corpus x embedding stack x fine-tuning x tagger x seed, in the file's order.
+    """Every run of the grid corpus x embedding stack x fine-tuning x transfer mode x tagger x seed, in the file's order.
 
-    Fine-tuned runs only for stacks that fine-tuning changes (`tunable`).
+    Fine-tuned runs only for stacks that fine-tuning changes (`tunable`); transfer modes only with a `transfer:` block.
     """
-    return [
-        Run(config.name, corpus, stack, config.embeddings[stack], tagger, seed, train_settings(config, tagger, corpus, tune),
-            config.entity_fix, tune)
-        for corpus, stack, tune, tagger, seed in itertools.product(config.corpora, config.embeddings, config.fine_tune, config.taggers, config.seeds)
-        if not tune or tunable(config.embeddings[stack])
-    ]
+    modes = config.transfer.modes if config.transfer is not None else (NO_TRANSFER,)
+    grid = []
+    for corpus, stack, tune, mode, tagger, seed in itertools.product(config.corpora, config.embeddings, config.fine_tune, modes, config.taggers,
+                                                                    config.seeds):
+        if not tune or tunable(config.embeddings[stack]):
+            settings = train_settings(config, tagger, corpus, tune)
+            grid.append(Run(config.name, corpus, stack, config.embeddings[stack], tagger, seed, settings, config.entity_fix, tune,
+                            transfer_run(config.transfer, mode, settings)))
+    return grid

@@ -20,7 +20,8 @@ def run_record(run: Run) -> dict[str, Any]:
 
     The training settings leave out those that cannot change the model (`TrainSettings.fingerprinted`: `dev_every`).
     A fine-tuned run adds `fine_tune: true` (frozen runs add nothing, so their fingerprints stay as
-    they were). An own corpus adds `corpus_files` (`own.corpus_record`: format, scheme, labels, file checksums,
+    they were); a transfer run adds `transfer` (its mode, sources, type mapping and source-phase settings:
+    `TransferRun.record`; runs without transfer add nothing). An own corpus adds `corpus_files` (`own.corpus_record`: format, scheme, labels, file checksums,
     dev_fraction); registered corpora add nothing, so their fingerprints stay as they were.
     """
     record = {
@@ -35,6 +36,7 @@ def run_record(run: Run) -> dict[str, Any]:
         "train": TrainSettings.fingerprinted(run.train_settings),
         "entity_fix": list(run.entity_fix),
         **({"fine_tune": True} if run.fine_tune else {}),
+        **({"transfer": run.transfer.record()} if run.transfer is not None else {}),
     }
     if run.corpus.own is not None:
         record["corpus_files"] = corpus_record(run.corpus.own)

@@ -29,6 +29,13 @@ class GridData:
     arrays: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     computed: int = 0
     cache: Optional[Path] = None  # the embedding cache folder (default: below home)
+    sources: dict[str, dict[str, LabeledSplit]] = field(default_factory=dict)  # transfer sources: only the splits they give
+
+    def source_splits(self, corpus: CorpusChoice, names: tuple[str, ...]) -> dict[str, LabeledSplit]:
+        """The splits `names` of a transfer source, read together once (GermEval's dev and test, without its train)."""
+        if corpus.key not in self.sources:
+            self.sources[corpus.key] = labeled_splits(corpus.spec(), corpus.subsample, self.corpora_root, names)
+        return self.sources[corpus.key]
 
     def splits(self, corpus: CorpusChoice) -> dict[str, LabeledSplit]:
         """Train, dev and test of `corpus` (read once)."""
@@ -40,10 +47,11 @@ class GridData:
         return self.corpora[corpus.key]
 
     def array(self, corpus: CorpusChoice, spec: str, split: str) -> Any:
-        """The cached vectors of `spec` on one split of `corpus` (computed once, ever)."""
+        """The cached vectors of `spec` on one split of `corpus`, a grid corpus or a transfer source (computed once, ever)."""
         key = (corpus.key, spec, split)
         if key not in self.arrays:
-            self.arrays[key], computed = cached_vectors(spec, self.splits(corpus)[split], self.home, f"embed {corpus.key} {split} {spec}", self.cache)
+            labeled = self.sources[corpus.key][split] if corpus.key in self.sources else self.splits(corpus)[split]
+            self.arrays[key], computed = cached_vectors(spec, labeled, self.home, f"embed {corpus.key} {split} {spec}", self.cache)
             self.computed += computed
         return self.arrays[key]
 

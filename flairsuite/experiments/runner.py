@@ -4,7 +4,8 @@ Layout of `results/<experiment>/`:
 
 - `experiment.json`: the config's fingerprint and file text; a different config under the same
   name is refused unless `--force`, which also removes runs the new grid no longer has.
-- `<corpus>/<stack>/<tagger>/seed-<n>/` (fine-tuned: `<corpus>/<stack>/ft/<tagger>/seed-<n>/`): `model.pt` (a plain Flair `SequenceTagger`),
+- `<corpus>/<stack>/<tagger>/seed-<n>/` (fine-tuned: `<corpus>/<stack>/ft/<tagger>/seed-<n>/`; with transfer:
+  `<corpus>/<stack>/transfer-<mode>/<tagger>/seed-<n>/`, trained by `transfer.py`): `model.pt` (a plain Flair `SequenceTagger`),
   `predictions.tsv` (test tokens, gold tag, raw predicted tag: the decoder's output before any
   span repair), `metrics.json` (flairsuite/results/metrics_file.py; written last, so its presence marks
   a finished run) and, while training, `checkpoint.pt` (a killed run continues at its last epoch)
@@ -33,6 +34,7 @@ from flairsuite.experiments.reading import Experiment
 from flairsuite.experiments.renamed import adopt_renamed
 from flairsuite.experiments.reuse import copy_run, same_run_elsewhere
 from flairsuite.experiments.run_data import TRAIN_WITH_DEV, GridData, embedding_modules, features, label_type, tag_dictionary
+from flairsuite.experiments.transfer import PHASE_FILES, train_with_transfer
 from flairsuite.experiments.vector_coverage import coverage_lines
 from flairsuite.files.atomic import atomic_file, write_json
 from flairsuite.files.locks import claimed
@@ -100,8 +102,11 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
             set_trainable(spec, module, run.fine_tune)
         with_dev = run.train_settings["train_with_dev"]
         train, dev, test = (features(run, modules, data, split) for split in (TRAIN_WITH_DEV if with_dev else "train", "dev", "test"))
-        progress = train_tagger(model, train, None if with_dev else dev, run.train_settings, run.seed, run_dir / CHECKPOINT_FILE, run.run_id,
-                                key=run_digest, task=run.corpus.task.name)
+        if run.transfer is None:
+            progress = train_tagger(model, train, None if with_dev else dev, run.train_settings, run.seed, run_dir / CHECKPOINT_FILE, run.run_id,
+                                    key=run_digest, task=run.corpus.task.name)
+        else:  # other corpora first or beside (experiments/transfer.py)
+            progress, transfer_details = train_with_transfer(run, model, modules, data, train, dev, run_dir, run_dir / CHECKPOINT_FILE, run_digest)
         raw = {"dev": decode(model, dev), "test": decode(model, test)}
         write_predictions(run_dir / PREDICTIONS_FILE, map(zip, test.split.texts, test.split.tags, raw["test"]))
         record_segmentation(model, run.corpus.spec().segmentation)  # predict splits raw text as the corpus was read
@@ -118,6 +123,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
         **({"train_note": run.corpus.train_note} if run.corpus.train_note else {}),
         "embeddings": run.embeddings,
         "fine_tune": run.fine_tune,
+        **({"transfer_details": transfer_details} if run.transfer is not None else {}),
         "artifact_digests": {spec: artifacts[spec] for spec in run.embedding_specs},
         "artifact_summaries": {spec: summary for spec in run.embedding_specs if (summary := artifact_summary(spec, data.home)) is not None},
         "versions": versions(),
@@ -279,6 +285,8 @@ def plan_experiment(
     config, path = experiment.config, experiment.path
     if config.active_learning is not None:
         raise FlairsuiteError(f"{path}: an active_learning simulation runs its rounds in one process: leave out --ray")
+    if config.self_training is not None:
+        raise FlairsuiteError(f"{path}: self-training runs its rounds in one process (flairsuite tag without --ray)")
     grid = runs(config)
     chosen = select(grid, patterns)
     if corpora_root is not None:
@@ -320,7 +328,8 @@ def train_and_record(run: Run, run_digest: str, data: GridData, out: Path, diges
         metric = run.corpus.task
         lines.append(f"{metrics['run']}: test {metric.metric_title} {metrics['test'][metric.metric] * 100:.2f} "
                      f"(dev {metrics['dev'][metric.metric] * 100:.2f}), {metrics['epochs']} epochs, {metrics['seconds']:.0f} s")
-    (out / run.run_id / CHECKPOINT_FILE).unlink(missing_ok=True)
+    for name in (CHECKPOINT_FILE, *PHASE_FILES):  # a transfer run's source phase files too
+        (out / run.run_id / name).unlink(missing_ok=True)
     return lines
 
 

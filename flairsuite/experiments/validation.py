@@ -21,8 +21,12 @@ from flairsuite.experiments.adaptation_settings import parse_adaptation
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.experiments.grid import cross, match_runs, tunable
+from flairsuite.experiments.self_training_settings import EXAMPLE as SELF_TRAINING_EXAMPLE
+from flairsuite.experiments.self_training_settings import parse_self_training
 from flairsuite.experiments.simulation_settings import EXAMPLE as ACTIVE_LEARNING_EXAMPLE
 from flairsuite.experiments.simulation_settings import parse_active_learning
+from flairsuite.experiments.transfer_settings import EXAMPLE as TRANSFER_EXAMPLE
+from flairsuite.experiments.transfer_settings import parse_transfer
 from flairsuite.models.registry import TAGGERS, tagger_spec
 from flairsuite.models.settings import TrainSettings
 from flairsuite.settings_schema import FLAG, Rule, checked_keys, interval, refusal
@@ -42,6 +46,8 @@ EXAMPLES = {
     "only": "only: ['*/proposed+word/bilstm-crf/*', '*/bert/ft/lcrf-ner/*']",
     "active_learning": ACTIVE_LEARNING_EXAMPLE,
     "adapt": ADAPT_EXAMPLE,
+    "self_training": SELF_TRAINING_EXAMPLE,
+    "transfer": TRANSFER_EXAMPLE,
 }
 KEYS = tuple(EXAMPLES)
 REQUIRED = ("name", "corpora", "embeddings", "taggers", "seeds")
@@ -321,6 +327,8 @@ def validated_config(data: Any, base: Path) -> ExperimentConfig:
         only=_only(data),
         active_learning=parse_active_learning(data, taggers, fine_tune),
         adaptation=parse_adaptation(data, base, corpora, _safe_name),
+        self_training=parse_self_training(data, base, taggers, stacks, fine_tune),
+        transfer=parse_transfer(data, corpora, fine_tune, lambda entry: _corpus(entry, base)),
     )
     grid = cross(config)
     unmatched = match_runs(grid, config.only)[1]

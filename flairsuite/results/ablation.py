@@ -5,7 +5,8 @@ comparison table cannot put a change beside its baseline. An ablation file names
 
 ```yaml
 title: The German recipe by measured ablation
-baseline: ablation-lm-de/lm-1h+word/bilstm-crf        # experiment/stack/tagger (fine-tuned runs: experiment/stack/ft/tagger)
+baseline: ablation-lm-de/lm-1h+word/bilstm-crf        # experiment/stack/tagger (fine-tuned runs: experiment/stack/ft/tagger,
+                                                      # transfer runs: experiment/stack/transfer-joint/tagger)
 changes:
   - {change: without word vectors, runs: ablation-de/proposed/bilstm-crf}
   - {change: LM hidden 1024 instead of 512, runs: ablation-lm-hidden-de/lm1024+word/bilstm-crf,
@@ -31,8 +32,8 @@ import pandas as pd
 
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.files.yaml_file import read_yaml
-from flairsuite.results.collect import SCORE, trained_runs
-from flairsuite.results.metrics_file import FINE_TUNED
+from flairsuite.results.collect import SCORE, TRANSFER, trained_runs
+from flairsuite.results.metrics_file import FINE_TUNED, NO_TRANSFER, TRANSFER_SEGMENT
 from flairsuite.results.tables import STYLES, WRITERS, Cell, Difference, metric_title, summary, written
 from flairsuite.results.welch import welch_interval
 from flairsuite.settings_schema import checked_keys
@@ -44,17 +45,20 @@ HEADERS = ("change", "runs", "LM valid ppl", "dev", f"Δ dev [{LEVEL * 100:.0f} 
 
 
 class RunsRef(NamedTuple):
-    """The runs of one stack and tagger in one experiment: `experiment/stack/tagger`, or `experiment/stack/ft/tagger` for the
-    runs that fine-tune the stack's BERT (as their run ids say)."""
+    """The runs of one stack and tagger in one experiment: `experiment/stack/tagger`, `experiment/stack/ft/tagger` for the
+    runs that fine-tune the stack's BERT, `experiment/stack/transfer-MODE/tagger` for the runs trained on other corpora
+    first or beside (as their run ids say)."""
 
     experiment: str
     embeddings: str
     tagger: str
     fine_tune: bool = False
+    transfer: str = NO_TRANSFER
 
     def within(self) -> str:
-        """The part after the experiment: `stack/tagger` or `stack/ft/tagger`."""
-        return "/".join([self.embeddings, *([FINE_TUNED] if self.fine_tune else []), self.tagger])
+        """The part after the experiment: `stack/tagger`, `stack/ft/tagger` or `stack/transfer-joint/tagger`."""
+        transfer = [] if self.transfer == NO_TRANSFER else [f"{TRANSFER_SEGMENT}{self.transfer}"]
+        return "/".join([self.embeddings, *([FINE_TUNED] if self.fine_tune else []), *transfer, self.tagger])
 
     def __str__(self) -> str:
         return f"{self.experiment}/{self.within()}"
@@ -78,15 +82,18 @@ class Ablation(NamedTuple):
 
 
 def runs_ref(text: Any, path: Path, key: str) -> RunsRef:
-    """`experiment/stack/tagger` or `experiment/stack/ft/tagger` as a RunsRef; anything else is an error naming the file and key."""
+    """`experiment/stack/tagger`, `experiment/stack/ft/tagger` or `experiment/stack/transfer-MODE/tagger` as a RunsRef; anything
+    else is an error naming the file and key."""
     parts = [part.strip() for part in text.split("/")] if isinstance(text, str) else []
     tuned = len(parts) == 4 and parts[2] == FINE_TUNED
-    if tuned:
+    transfer = parts[2].removeprefix(TRANSFER_SEGMENT) if len(parts) == 4 and parts[2].startswith(TRANSFER_SEGMENT) else NO_TRANSFER
+    if tuned or transfer != NO_TRANSFER:
         parts = parts[:2] + parts[3:]
-    if len(parts) != 3 or not all(parts):
+    if len(parts) != 3 or not all(parts) or not transfer:
         raise InputError(path, None, f"{key}: expected experiment/stack/tagger (e.g. ablation-lm-de/lm-1h+word/bilstm-crf; fine-tuned: "
-                                     f"experiment/stack/{FINE_TUNED}/tagger), found {text!r}")
-    return RunsRef(*parts, fine_tune=tuned)
+                                     f"experiment/stack/{FINE_TUNED}/tagger; with transfer: experiment/stack/{TRANSFER_SEGMENT}joint/tagger), "
+                                     f"found {text!r}")
+    return RunsRef(*parts, fine_tune=tuned, transfer=transfer)
 
 
 ABLATION_KEYS = ("title", "baseline", "changes")
@@ -186,7 +193,7 @@ def references(ablation: Ablation) -> list[tuple[str, RunsRef]]:
 
 def runs_of(frame: pd.DataFrame, ref: RunsRef) -> pd.DataFrame:
     same = (frame["experiment"] == ref.experiment) & (frame["embeddings"] == ref.embeddings) & (frame["tagger"] == ref.tagger)
-    return frame[same & (frame["fine_tune"].astype(bool) == ref.fine_tune)]
+    return frame[same & (frame["fine_tune"].astype(bool) == ref.fine_tune) & (frame[TRANSFER] == ref.transfer)]
 
 
 def pending_notes(frame: pd.DataFrame, ablation: Ablation) -> list[str]:

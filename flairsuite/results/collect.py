@@ -8,7 +8,7 @@ import pandas as pd
 
 from flairsuite.corpora.tasks import task
 from flairsuite.errors import FlairsuiteError
-from flairsuite.results.metrics_file import ENTITY_SCORES, METRICS_FILE, SCORED_SPLITS, RunMetrics, read_run
+from flairsuite.results.metrics_file import ENTITY_SCORES, METRICS_FILE, NO_TRANSFER, SCORED_SPLITS, RunMetrics, read_run
 from flairsuite.results.references import Measure, best_published
 
 SCORE = "score"  # the column of each run's main score: its task's metric (F1, accuracy)
@@ -16,13 +16,26 @@ SCORES = (SCORE, *ENTITY_SCORES, "accuracy")  # the columns `<split>_<score>` of
 REFERENCE_SCORE = "reference_score"  # `<split>_reference_score`: a run's score as its task's reference measures it (results/references.py)
 PER_TYPE_SCORES = (*ENTITY_SCORES, "accuracy", SCORE, "support")
 
-RUN_COLUMNS = ("experiment", "run", "task", "corpus", "corpus_label", "subsample", "embeddings", "fine_tune", "tagger", "entity_fix", "seed")
+TRANSFER = "transfer"  # the column of a run's transfer mode: `none`, `sequential`, `joint` (metrics.json: `transfer.mode`)
+RUN_COLUMNS = ("experiment", "run", "task", "corpus", "corpus_label", "subsample", "embeddings", "fine_tune", TRANSFER, "tagger", "entity_fix",
+               "seed")
 OPTIONAL = {"fine_tune": False, "task": "ner"}  # run columns that older metrics files lack: their value there
 
 
+def transfer_mode(metrics: dict[str, Any]) -> str:
+    """How a run used other corpora: the `mode` of its `transfer` record, `none` for a run without one."""
+    record = metrics.get(TRANSFER)
+    return str(record.get("mode", NO_TRANSFER)) if isinstance(record, dict) else NO_TRANSFER
+
+
 def run_columns(metrics: dict[str, Any]) -> dict[str, Any]:
-    """The RUN_COLUMNS of one metrics file (OPTIONAL ones it lacks at their default)."""
-    return {column: metrics.get(column, OPTIONAL[column]) if column in OPTIONAL else metrics[column] for column in RUN_COLUMNS}
+    """The RUN_COLUMNS of one metrics file (OPTIONAL ones it lacks at their default; `transfer`: the mode)."""
+    def value(column: str) -> Any:
+        if column == TRANSFER:
+            return transfer_mode(metrics)
+        return metrics.get(column, OPTIONAL[column]) if column in OPTIONAL else metrics[column]
+
+    return {column: value(column) for column in RUN_COLUMNS}
 
 
 def read_runs(root: Path) -> list[RunMetrics]:

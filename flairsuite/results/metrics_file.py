@@ -29,6 +29,10 @@ memory was recorded add `"memory": {"peak_rss_anon_mb": ..., "peak_rss_mb": ...}
 run trained, flairsuite/runtime/memory.py; RssAnon leaves out the pages of the memory-mapped embedding cache)
 and `"artifact_summaries"`: per embedding spec, how its artifact was trained (e.g. a BERT's
 objective, positions, WWM, tokens seen, MLM accuracy; a char LM's characters and perplexity).
+Transfer runs (the `transfer:` block, flairsuite/experiments/transfer.py) add `"transfer"` (mode, sources, type
+mapping, source-phase settings: what their fingerprint holds) and `"transfer_details"` (each source's sentences and
+entities kept and dropped by the mapping, the sentences trained on, a sequential run's source phase); the collector's
+`transfer` column is the mode, `none` for every other run.
 Newer NER runs add per type `"predicted"`, the entities found of that type (F1 over some types and the
 anchors' measures need it: results/references.py). Runs on a corpus of one tag per token (PoS, `"task": "pos"`; a file without `task` is NER) hold
 token accuracy instead of entity scores, and no `flair_f1`:
@@ -58,6 +62,8 @@ from flairsuite.values import is_int, json_problem
 METRICS_FILE = "metrics.json"
 FIX_FOLDER = "entity-fix"  # metrics of a run's Entity-Fix variant, below the run folder
 FINE_TUNED = "ft"  # the path component of fine-tuned runs, after the stack's
+TRANSFER_SEGMENT = "transfer-"  # the path component of transfer runs, after the stack's: transfer-sequential, transfer-joint
+NO_TRANSFER = "none"  # the transfer mode of every other run (metrics.json without `transfer`)
 ENTITY_SCORES = ("precision", "recall", "f1")
 SCORED_SPLITS = ("test", "dev")
 # the schema's version, written first into every new metrics.json; a file without it (an older run)

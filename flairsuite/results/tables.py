@@ -1,7 +1,7 @@
 """Comparison tables over runs: aggregation over seeds, then Markdown, CSV or LaTeX text.
 
-Rows are embedding stack (× fine-tuned) × tagger (× Entity-Fix), the bracketed levels only when any
-run of the table fine-tuned or used Entity-Fix; columns are
+Rows are embedding stack (× fine-tuned) (× transfer) × tagger (× Entity-Fix), the bracketed levels only when any
+run of the table fine-tuned, trained on other corpora first or beside (`transfer:`) or used Entity-Fix; columns are
 corpus labels, cells are `mean ± std (n)` over seeds in percent with 2 decimals; std is the sample
 std (ddof=1), shown as `–` (LaTeX `--`) when n = 1. The best cell per column (highest mean as
 shown; ties all) is bold in md (`**…**`) and LaTeX (`\\textbf{…}`). CSV holds numbers for a program to
@@ -32,14 +32,15 @@ import pandas as pd
 
 from flairsuite.corpora.tasks import TASKS
 from flairsuite.errors import FlairsuiteError
-from flairsuite.results.collect import SCORE, SCORED_SPLITS, SCORES, trained_runs
+from flairsuite.results.collect import SCORE, SCORED_SPLITS, SCORES, TRANSFER, trained_runs
+from flairsuite.results.metrics_file import NO_TRANSFER
 from flairsuite.results.references import best_published
 
 KEYS = ("embeddings", "tagger")
 FIX = "entity_fix"
 TUNED = "fine_tune"
 STATS = ("mean", "std", "n")
-KEY_HEADERS = {FIX: "Entity-Fix", TUNED: "fine-tuned"}
+KEY_HEADERS = {FIX: "Entity-Fix", TUNED: "fine-tuned", TRANSFER: "transfer"}
 
 
 class Style(NamedTuple):
@@ -182,9 +183,11 @@ def score_column(metric: str, split: str) -> str:
 
 
 def row_keys(runs: pd.DataFrame) -> list[str]:
-    """embeddings, fine_tune when any of `runs` fine-tuned, tagger, and entity_fix when any of `runs` used it."""
+    """embeddings, fine_tune when any of `runs` fine-tuned, transfer when any of `runs` trained on other corpora too, tagger,
+    and entity_fix when any of `runs` used it."""
     tuned = [TUNED] if TUNED in runs and runs[TUNED].any() else []
-    return [KEYS[0], *tuned, *KEYS[1:], *([FIX] if runs[FIX].any() else [])]
+    transfer = [TRANSFER] if TRANSFER in runs and (runs[TRANSFER] != NO_TRANSFER).any() else []
+    return [KEYS[0], *tuned, *transfer, *KEYS[1:], *([FIX] if runs[FIX].any() else [])]
 
 
 def comparison_table(runs: pd.DataFrame, metric: str = SCORE, split: str = "test") -> pd.DataFrame:

@@ -126,13 +126,14 @@ def load_labeled(name: str, options: dict[str, str], fraction: Optional[float], 
     return labeled_splits(dataset(name, **options), fraction, root)
 
 
-def labeled_splits(spec: DatasetSpec, fraction: Optional[float], root: Path) -> dict[str, LabeledSplit]:
+def labeled_splits(spec: DatasetSpec, fraction: Optional[float], root: Path, names: Sequence[str] = SPLITS) -> dict[str, LabeledSplit]:
     """Train, dev and test of a registered dataset or own corpus; all three must be there (a tagger needs dev for selection).
+    `names`: only these splits (a transfer source's), each of them there.
 
     An own corpus's dev may be a share of train (`dev_fraction`); the subsample `fraction` is taken from the rest of train.
     """
-    data = read_splits(spec, root, SPLITS)
-    for split in SPLITS:
+    data = read_splits(spec, root, names)
+    for split in names:
         if not data[split].sentences:
             raise FlairsuiteError(f"{data[split].path}: the {split} split of {spec.name} holds no sentences")
     for warning in missing_type_warnings(data, spec.task == "ner"):
@@ -140,7 +141,7 @@ def labeled_splits(spec: DatasetSpec, fraction: Optional[float], root: Path) -> 
     if note := split_note(spec.name, spec.max_tokens, [part.repairs for part in data.values()]):
         log.warning(note)
     splits = {}
-    for split in SPLITS:
+    for split in names:
         sentences = data[split].sentences
         if split == "train" and fraction is not None:
             sentences = kept(sentences, subsample(len(sentences), fraction))
