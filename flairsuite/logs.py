@@ -6,6 +6,8 @@
 
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class CurrentStderr:
@@ -41,3 +43,16 @@ def logs_to_stderr() -> None:
         for handler in logger.handlers:
             to_stderr(handler)
     logging.setLoggerClass(StderrLogger)  # loggers made from now on (Flair's, when it is first imported)
+
+
+@contextmanager
+def flair_quiet() -> Iterator[None]:
+    """Flair's INFO lines left out while a saved model loads (`SequenceTagger predicts: Dictionary with 7 tags: ...`): a
+    command that then fails says one `Error:` line and nothing before it; warnings still show."""
+    logger = logging.getLogger("flair")
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

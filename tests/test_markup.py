@@ -409,3 +409,13 @@ def test_cli_bad_input_is_one_error_line(tmp_path: Path, name: str, content, fla
     flags = [str(tmp_path / flag) if flag.endswith(".yaml") else flag for flag in flags]
     line = one_error_line(run(str(FIXTURES / "map.pt"), str(path), *flags))
     assert message in line, line
+
+
+def test_predict_on_bad_input_says_one_line_on_stderr_in_a_subprocess(tmp_path: Path) -> None:
+    """What a user sees: the installed command's stderr is the one `Error:` line (no Flair INFO line from loading the
+    model before it), stdout empty, exit status 1."""
+    path = write_file(tmp_path / "bad.txt", "Seite\n\x0cSeite")
+    command = [str(Path(sys.executable).parent / "flairsuite"), "predict", str(FIXTURES / "map.pt"), str(path), "--format", "tei"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.splitlines() == [f"Error: {path}:2: character U+000C cannot be written in XML: remove or replace it for --format tei"]

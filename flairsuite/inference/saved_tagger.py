@@ -13,6 +13,7 @@ from flair.models import SequenceTagger
 
 import flairsuite.bert  # noqa: F401  (a tagger on a relative/WWA BERT rebuilds its model type "flairsuite_bert" on loading)
 from flairsuite.errors import FlairsuiteError
+from flairsuite.logs import flair_quiet
 from flairsuite.models.registry import saved_classes
 
 
@@ -27,7 +28,8 @@ def load_tagger(path: Path) -> flair.nn.Classifier:
         kind = state.get("__cls__", SequenceTagger.__name__) if isinstance(state, dict) else type(state).__name__
         if kind not in classes:
             raise FlairsuiteError(f"{path}: a {kind}, not a flairsuite tagger model (one of {', '.join(sorted(classes))})")
-        return classes[kind].load(state)
+        with flair_quiet():
+            return classes[kind].load(state)
     except FlairsuiteError:
         raise
     except Exception as err:  # torch and Flair raise many kinds on a foreign or damaged file
