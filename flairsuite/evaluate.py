@@ -19,7 +19,7 @@ import flair
 from flair.data import Sentence, get_spans_from_bio
 
 from flairsuite.corpora.labeled import SplitData, read_splits
-from flairsuite.corpora.loading import linked
+from flairsuite.corpora.loading import linked, with_breaks
 from flairsuite.corpora.registry import DatasetSpec
 from flairsuite.corpora.tasks import task
 from flairsuite.errors import FlairsuiteError
@@ -96,7 +96,8 @@ def evaluate(model_path: Path, spec: DatasetSpec, root: Path, split: str, fast: 
         raise FlairsuiteError(f"{model_path} predicts {what}, and {spec.name} is a {spec.task} corpus: evaluate it on a corpus of its task")
     if fix and not spans:
         raise FlairsuiteError("--entity-fix repairs BIO entity tags: a PoS corpus has none, leave it out")
-    sentences = linked([Sentence(list(sentence.tokens)) for sentence in data.sentences], data.sentences)  # in their documents
+    # in their documents, each word cut at a line end read joined where the corpus marks them (`line_break`)
+    sentences = linked([with_breaks(Sentence(list(sentence.tokens)), sentence) for sentence in data.sentences], data.sentences)
     tagged = tag(model, sentences, fast, batch_size)
     predicted = [[found for found, _ in sentence] for sentence in tagged]
     confidences = [[confidence for _, confidence in sentence] for sentence in tagged]

@@ -60,7 +60,7 @@ def corpus_options(splits: bool = True, file_as_split: bool = False) -> Callable
             help=(
                 "Any other dataset option, or key of a corpus folder "
                 "(train=FILE, dev=FILE, test=FILE, dev_fraction, encoding, comment, docstart, document_comment, name, task, header, "
-                "sentence_end, layer, feature, max_tokens, annotator; docs/own-data.md)."
+                "sentence_end, line_break, layer, feature, max_tokens, annotator; docs/own-data.md)."
             ),
         ),
         *([click.option("--split", "splits", default=None, metavar="SPLIT[,SPLIT...]",

@@ -13,10 +13,12 @@ LABELED_FORMATS = ("column", "conllu", "spans_json", "webanno", "jsonl")
 
 # HIPE-2020/2022 TSV (CLEF HIPE shared tasks): a header row TOKEN NE-COARSE-LIT ... MISC, tab-separated, `# key = value`
 # comment lines, each document after a `# hipe2022:document_id = ...` line, `|`-separated flags in MISC (a sentence ends
-# at EndOfSentence; NoSpaceAfter: no whitespace after the token), IOB2 tags
+# at EndOfSentence; NoSpaceAfter: no whitespace after the token; a hyphen token flagged EndOfLine between two pieces of a
+# word is a line-end break, flairsuite.corpora.break_marks), IOB2 tags
 PRESETS: dict[str, dict[str, Any]] = {
     "hipe": {"format": "column", "sep": "tab", "header": True, "text": "TOKEN", "label": "NE-COARSE-LIT",
-             "sentence_end": "MISC:EndOfSentence", "comment": "# ", "document_comment": "# hipe2022:document_id", "scheme": "bio"},
+             "sentence_end": "MISC:EndOfSentence", "comment": "# ", "document_comment": "# hipe2022:document_id", "scheme": "bio",
+             "line_break": "MISC:EndOfLine"},
 }
 INPUT_FORMATS = (*LABELED_FORMATS, *PRESETS)  # what a user may name: the readers' formats and the presets
 

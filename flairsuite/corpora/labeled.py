@@ -8,6 +8,7 @@ repairs made while reading them are counted under train, as with `dev_fraction`.
 (`long_sentences.split_long`, after the sample is drawn and the tags are BIO).
 """
 
+import logging
 import os
 import random
 from collections import Counter
@@ -23,6 +24,8 @@ from flairsuite.corpora.readers import TaggedSentence
 from flairsuite.corpora.registry import SPLITS, DatasetSpec
 from flairsuite.corpora.tags import PREFIXES, normalize_bio, split_tag
 from flairsuite.errors import FlairsuiteError, InputError
+
+log = logging.getLogger("flairsuite")
 
 DEV_SEED = 1  # the dev share of train is fixed: the same sentences for every run and every command
 
@@ -224,11 +227,24 @@ def read_splits(spec: DatasetSpec, root: Path, splits: Optional[Sequence[str]] =
     return _non_empty(spec, data, wanted)
 
 
+def unused_flag_note(name: str, line_break: Optional[str], flagged: int, splits: Sequence[str]) -> Optional[str]:
+    """One line where `line_break` names a flag that no token of the `splits` read carries (`flagged`: how many do); None
+    where the key is not set or some token carries the flag."""
+    if not line_break or flagged:
+        return None
+    return (f"{name}: line_break {line_break}: no token of {', '.join(splits)} carries the flag, so no word is read joined "
+            "(a corpus without line-end marks: `line_break: null`)")
+
+
 def _non_empty(spec: DatasetSpec, data: dict[str, SplitData], wanted: Sequence[str]) -> dict[str, SplitData]:
-    """The `wanted` splits of `data`, in that order; one without sentences is an error."""
+    """The `wanted` splits of `data`, in that order; one without sentences is an error. Where the corpus names a
+    `line_break` flag that no token of them carries, a warning says so (once)."""
     for split in wanted:
         if not data[split].sentences:  # a tagger can neither train nor be scored on it: an empty or all-comment file
             raise InputError(data[split].path, None, f"the {split} split of {spec.name} holds no sentences")
+    flagged = sum(len(sentence.line_ends) for split in wanted for sentence in data[split].sentences)
+    if note := unused_flag_note(spec.name, spec.format.line_break if spec.format else None, flagged, wanted):
+        log.warning(note)
     return {split: data[split] for split in wanted}
 
 

@@ -7,6 +7,7 @@ from typing import Optional
 from flair.data import Corpus, Sentence
 from flair.datasets import FlairDatapointDataset
 
+from flairsuite.corpora.break_marks import break_marks, mark_breaks
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.readers import TaggedSentence, document_starts
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, dataset
@@ -14,8 +15,9 @@ from flairsuite.corpora.tags import bio_spans
 
 
 def to_flair(sentence: TaggedSentence, spec: DatasetSpec) -> Sentence:
-    """A Flair sentence carrying span labels (NER) or token labels (PoS) under `spec.label_type`."""
-    flair_sentence = Sentence(sentence.tokens)
+    """A Flair sentence carrying span labels (NER) or token labels (PoS) under `spec.label_type`, and its line-end break
+    marks (`break_marks`)."""
+    flair_sentence = with_breaks(Sentence(sentence.tokens), sentence)
     for token, whitespace in zip(flair_sentence.tokens, sentence.whitespace_after):
         token.whitespace_after = 1 if whitespace else 0
     if spec.task == "ner":
@@ -25,6 +27,12 @@ def to_flair(sentence: TaggedSentence, spec: DatasetSpec) -> Sentence:
         for token, tag in zip(flair_sentence.tokens, sentence.tags):
             token.add_label(spec.label_type, tag)
     return flair_sentence
+
+
+def with_breaks(flair_sentence: Sentence, sentence: TaggedSentence) -> Sentence:
+    """`flair_sentence` (made of the tokens of `sentence`) with the line-end break marks among the tokens `sentence` has
+    flagged labelled (`break_marks.mark_breaks`): what the character LMs read joined."""
+    return mark_breaks(flair_sentence, break_marks(sentence.tokens, sentence.line_ends)) if sentence.line_ends else flair_sentence
 
 
 def linked(sentences: list[Sentence], read: Sequence[TaggedSentence]) -> list[Sentence]:

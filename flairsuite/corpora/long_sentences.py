@@ -50,7 +50,8 @@ def cut_point(tokens: Sequence[str], tags: Sequence[str], max_tokens: int) -> tu
 
 def _piece(sentence: TaggedSentence, start: int, end: int) -> TaggedSentence:
     return TaggedSentence(sentence.tokens[start:end], sentence.tags[start:end], sentence.lines[start:end],
-                          sentence.whitespace_after[start:end], sentence.path, sentence.starts_document and start == 0)
+                          sentence.whitespace_after[start:end], sentence.path, sentence.starts_document and start == 0,
+                          [i - start for i in sentence.line_ends if start <= i < end])
 
 
 def split_long(sentence: TaggedSentence, max_tokens: int, repairs: Counter) -> list[TaggedSentence]:

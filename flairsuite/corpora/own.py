@@ -21,6 +21,8 @@ The keys, with their defaults:
                   scheme io or task pos only where a column is named), true or false
     sentence_end  column: COLUMN:FLAG|FLAG (a header name or number): a token whose cell holds a flag ends its
                   sentence, except where an entity continues; NoSpaceAfter there: no whitespace after the token
+    line_break    column: COLUMN:FLAG|FLAG: a hyphen token whose cell holds a flag, between two pieces of a word, is a
+                  line-end break the character LMs read joined (`break_marks.py`; default none; hipe: MISC:EndOfLine)
     layer, feature  webanno: the span layer (full or short name; default the NamedEntity layer) and its feature
                   holding the type (default value)
     scheme        auto (default: the rule of `tags.SchemeEvidence`), bio, iob1, bioes or io (column, conllu:
@@ -65,15 +67,16 @@ from flairsuite.values import is_int, show
 FORMATS = tuple(READERS)
 SCHEMES = ("auto", *PREFIXES)
 KEYS = ("name", "path", "format", "sep", "text", "label", "scheme", "train", "dev", "test", "dev_fraction", "encoding", "comment", "docstart",
-        "task", "header", "sentence_end", "layer", "feature", "max_tokens", "annotator", "document_comment")
+        "task", "header", "sentence_end", "layer", "feature", "max_tokens", "annotator", "document_comment", "line_break")
 OWN_TASKS = ("ner", "pos")
 ONLY_FOR = {"sep": ("column",), "text": ("column",), "comment": ("column",), "docstart": ("column",), "label": ("column", "conllu"),
             "header": ("column",), "sentence_end": ("column",), "layer": ("webanno",), "feature": ("webanno",),
-            "document_comment": ("column",)}
+            "document_comment": ("column",), "line_break": ("column",)}
 FILE_WORDS = {"train": ("train",), "dev": ("dev", "valid"), "test": ("test",)}
 DOCSTART = "-DOCSTART-"
 FORMAT_RECORD = ("kind", "sep", "text", "label", "comment", "docstart")  # the FormatSpec keys an own corpus sets
-NEW_FORMAT_RECORD = ("header", "sentence_end", "layer", "feature", "document_comment")  # recorded where set (so earlier records stay as they were)
+# recorded where set (so earlier records stay as they were)
+NEW_FORMAT_RECORD = ("header", "sentence_end", "layer", "feature", "document_comment", "line_break")
 HEADERS = {"auto": None, "true": True, "false": False}
 GLOB_CHARACTERS = frozenset("*?[")
 DEV_SHARE = interval(0, 1, low_open=True, high_open=True, noun="a share of train").noted(", e.g. 0.1")  # own corpora and registered ones
@@ -99,13 +102,13 @@ def _header(value: Any) -> Optional[bool]:
     return HEADERS[key]
 
 
-def _sentence_end(value: Any) -> Optional[str]:
-    """`sentence_end: COLUMN:FLAG|FLAG`, checked."""
+def _column_flags(key: str, value: Any, example: str) -> Optional[str]:
+    """`sentence_end` or `line_break`: `COLUMN:FLAG|FLAG`, checked (`example`: such a value)."""
     if value is None:
         return None
     column, _, flags = str(value).partition(":") if isinstance(value, str) else ("", "", "")
     if not column.strip() or not all(flag.strip() for flag in flags.split("|")):
-        raise FlairsuiteError(f"sentence_end: {show(value)} is not COLUMN:FLAG|FLAG, e.g. MISC:EndOfSentence (a header name or a column number)")
+        raise FlairsuiteError(f"{key}: {show(value)} is not COLUMN:FLAG|FLAG, e.g. {example} (a header name or a column number)")
     return value
 
 
@@ -148,8 +151,9 @@ def _format(entry: Mapping[str, Any]) -> FormatSpec:
         raise FlairsuiteError(f"text and label are the same column ({text})")
     sep = _choice("sep", entry.get("sep", "whitespace"), tuple(SEPARATORS))
     return FormatSpec(kind, sep, text, label, _text("comment", entry.get("comment")), _text("docstart", entry.get("docstart", DOCSTART)),
-                      header=_header(entry.get("header", "auto")), sentence_end=_sentence_end(entry.get("sentence_end")),
-                      document_comment=_text("document_comment", entry.get("document_comment")))
+                      header=_header(entry.get("header", "auto")), sentence_end=_column_flags("sentence_end", entry.get("sentence_end"), "MISC:EndOfSentence"),
+                      document_comment=_text("document_comment", entry.get("document_comment")),
+                      line_break=_column_flags("line_break", entry.get("line_break"), "MISC:EndOfLine"))
 
 
 def _resolved_header(fmt: FormatSpec, task: str, scheme: str) -> FormatSpec:
@@ -157,7 +161,8 @@ def _resolved_header(fmt: FormatSpec, task: str, scheme: str) -> FormatSpec:
     task pos, where every cell could be a tag, a header only where a column is named."""
     if fmt.kind != "column" or fmt.header is not None or (task == "ner" and scheme != "io"):
         return fmt
-    named = any(isinstance(c, str) and not c.lstrip("-").isdigit() for c in (fmt.text, fmt.label, (fmt.sentence_end or "0").partition(":")[0]))
+    flag_columns = ((fmt.sentence_end or "0").partition(":")[0], (fmt.line_break or "0").partition(":")[0])
+    named = any(isinstance(c, str) and not c.lstrip("-").isdigit() for c in (fmt.text, fmt.label, *flag_columns))
     return replace(fmt, header=named)
 
 
@@ -497,8 +502,8 @@ def corpus_record(spec: DatasetSpec) -> dict[str, Any]:
 
     The folder is not part of it: the same files elsewhere are the same corpus. A split of several files lists each (its
     path in the folder and checksum). Keys added since the first records appear only where they change what is read
-    (`header: true`, `sentence_end`, a webanno layer, `max_tokens` where some sentence is longer), so a corpus read as
-    before keeps its fingerprint.
+    (`header: true`, `sentence_end`, `line_break`, a webanno layer, `max_tokens` where some sentence is longer), so a corpus
+    read as before keeps its fingerprint.
     """
     fields = asdict(spec.format)
     files: dict[str, Any] = {}

@@ -38,8 +38,11 @@ class TaggedSentence:
     whitespace_after: list[bool] = field(default_factory=list)
     path: Optional[Path] = None  # the file, where a split has several (labeled.read_split)
     starts_document: bool = False  # the first sentence after a document marker (or after a gap in a sample of the file)
+    line_ends: list[int] = field(default_factory=list)  # the tokens carrying the `line_break` flag (break_marks.py), ascending
 
-    def add(self, token: str, tag: str, line: int, whitespace_after: bool = True) -> None:
+    def add(self, token: str, tag: str, line: int, whitespace_after: bool = True, line_end: bool = False) -> None:
+        if line_end:
+            self.line_ends.append(len(self.tokens))
         self.tokens.append(token)
         self.tags.append(tag)
         self.lines.append(line)
@@ -106,6 +109,8 @@ class ColumnPlan:
     label: int
     flags: Optional[int] = None
     end_flags: frozenset[str] = frozenset()
+    break_column: Optional[int] = None  # `line_break`: the column of its flags, and the flags
+    break_flags: frozenset[str] = frozenset()
 
 
 def _index(column: Union[int, str], names: Optional[list[str]], key: str, path: Path, lineno: int) -> int:
@@ -127,25 +132,34 @@ def _plan(fields: list[str], fmt: FormatSpec, path: Path, lineno: int) -> tuple[
     """The columns of a file from its first token line, and whether that line is a header (`fmt.header`; None: auto, a
     header where a column is named, or where the line has two columns or more and its label cell is no tag, nor looks
     like a misspelt one)."""
-    named = any(isinstance(c, str) and not c.lstrip("-").isdigit() for c in (fmt.text, fmt.label, _flag_column(fmt)))
+    named = any(isinstance(c, str) and not c.lstrip("-").isdigit() for c in (fmt.text, fmt.label, _flag_column(fmt), _flag_column(fmt, "line_break")))
     header = fmt.header
     if header is None:
         label = fmt.label
         header = named or (isinstance(label, int) and len(fields) >= max(2, _width(label)) and not is_tag(fields[label].strip())
                            and not TAG_LIKE.match(fields[label].strip()))
     names = [field.strip() for field in fields] if header else None
-    flag_column = _flag_column(fmt)
+    flag_column, break_column = _flag_column(fmt), _flag_column(fmt, "line_break")
     plan = ColumnPlan(
         _index(fmt.text, names, "text", path, lineno),
         _index(fmt.label, names, "label", path, lineno),
         None if flag_column is None else _index(flag_column, names, "sentence_end", path, lineno),
-        frozenset(fmt.sentence_end.partition(":")[2].split("|")) if fmt.sentence_end else frozenset(),
+        _flags(fmt.sentence_end),
+        None if break_column is None else _index(break_column, names, "line_break", path, lineno),
+        _flags(fmt.line_break),
     )
     return plan, bool(header)
 
 
-def _flag_column(fmt: FormatSpec) -> Optional[str]:
-    return fmt.sentence_end.partition(":")[0] if fmt.sentence_end else None
+def _flag_column(fmt: FormatSpec, key: str = "sentence_end") -> Optional[str]:
+    """The column of a `COLUMN:FLAG|FLAG` key (`sentence_end`, `line_break`); None where it is not set."""
+    value = getattr(fmt, key)
+    return value.partition(":")[0] if value else None
+
+
+def _flags(value: Optional[str]) -> frozenset[str]:
+    """The flags of a `COLUMN:FLAG|FLAG` key."""
+    return frozenset(value.partition(":")[2].split("|")) if value else frozenset()
 
 
 def _check_width(path: Path, lineno: int, width: int, first: tuple[int, int], sep: str) -> None:
@@ -164,6 +178,8 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Co
     label cell is no tag for one), and a flag column whose flags end a sentence (`fmt.sentence_end`,
     `COLUMN:FLAG|FLAG`; not inside an entity); both counted in `repairs`. A line starting with `fmt.document_comment`
     (HIPE's `# hipe2022:document_id`) ends the open sentence, and the next sentence starts a document, as `docstart` does.
+    With `fmt.line_break` (`COLUMN:FLAG|FLAG`) each sentence keeps which of its tokens carry one of those flags
+    (`TaggedSentence.line_ends`; which of them are line-end break marks: `break_marks`).
     """
     repairs = Counter() if repairs is None else repairs
     separator = SEPARATORS[fmt.sep]
@@ -197,7 +213,7 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Co
                 yield sentence
             sentence, flagged, new_document = TaggedSentence(), False, True
             continue
-        needed = max(_width(plan.text), _width(plan.label), 2, 0 if plan.flags is None else _width(plan.flags))
+        needed = max(_width(plan.text), _width(plan.label), 2, *(_width(column) for column in (plan.flags, plan.break_column) if column is not None))
         if len(fields) < needed:
             raise InputError(
                 path, lineno, f"expected at least {needed} {fmt.sep}-separated columns, found {len(fields)}"
@@ -215,9 +231,10 @@ def read_column(path: Path, fmt: FormatSpec, encoding: str, repairs: Optional[Co
                 yield sentence
                 sentence = TaggedSentence()
         flags = set(fields[plan.flags].strip().split("|")) if plan.flags is not None else set()
+        line_end = plan.break_column is not None and bool(set(fields[plan.break_column].strip().split("|")) & plan.break_flags)
         if new_document:
             sentence.starts_document, new_document = True, False
-        sentence.add(token, tag, lineno, not flags & NO_SPACE_FLAGS)
+        sentence.add(token, tag, lineno, not flags & NO_SPACE_FLAGS, line_end)
         flagged = bool(flags & plan.end_flags)
     if sentence.tokens:
         yield sentence

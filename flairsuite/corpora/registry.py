@@ -36,6 +36,7 @@ class FormatSpec:
     header: Optional[bool] = False  # column: the first line names the columns; None: auto (readers.has_header)
     sentence_end: Optional[str] = None  # column: COLUMN:FLAG|FLAG, a token whose cell holds a flag ends its sentence
     document_comment: Optional[str] = None  # column: a comment line starting so begins a document (HIPE's document id)
+    line_break: Optional[str] = None  # column: COLUMN:FLAG|FLAG, a hyphen token so flagged between two word pieces is a line-end break (break_marks.py)
     # own corpora only:
     layer: Optional[str] = None  # webanno: the span layer read (full or short name)
     feature: Optional[str] = None  # webanno: its feature that holds the entity type

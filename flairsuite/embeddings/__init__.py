@@ -176,21 +176,28 @@ def set_trainable(spec: str, embedding: TokenEmbeddings, fine_tune: bool) -> Non
         entry.set_fine_tune(embedding, fine_tune)
 
 
-def resolve(spec: str, home: Path) -> TokenEmbeddings:
-    """The Flair embedding named by `spec`, loaded from the artifacts below `home`."""
+def joins_breaks(spec: str) -> bool:
+    """Whether the embedding of `spec` can read words cut at line ends whole (a character LM; `kinds.EmbeddingKind.join_breaks`)."""
+    return kind_of(spec)[0].join_breaks is not None
+
+
+def resolve(spec: str, home: Path, join_breaks: bool = False) -> TokenEmbeddings:
+    """The Flair embedding named by `spec`, loaded from the artifacts below `home`; with `join_breaks`, a character LM
+    reads words cut at line ends whole (`joined.py`; other kinds read the tokens as they are)."""
     path = existing_artifact(spec, home)
     entry, name = kind_of(spec)
-    return entry.resolve(name, path)
+    embedding = entry.resolve(name, path)
+    return entry.join_breaks(embedding) if join_breaks and entry.join_breaks is not None else embedding
 
 
-def stack(specs: list[str], home: Path) -> TokenEmbeddings:
-    """The embeddings of `specs` stacked in order (a single spec: that embedding itself)."""
+def stack(specs: list[str], home: Path, join_breaks: bool = False) -> TokenEmbeddings:
+    """The embeddings of `specs` stacked in order (a single spec: that embedding itself); `join_breaks`: as `resolve`."""
     if not specs:
         raise FlairsuiteError("no embeddings given: name at least one, e.g. charlm:de-forward")
     repeated = sorted({s for s in specs if specs.count(s) > 1})
     if repeated:
         raise FlairsuiteError(f"embedding {', '.join(repeated)} listed more than once")
-    embeddings = [resolve(spec, home) for spec in specs]
+    embeddings = [resolve(spec, home, join_breaks) for spec in specs]
     return embeddings[0] if len(embeddings) == 1 else StackedEmbeddings(embeddings)
 
 

@@ -7,6 +7,9 @@ hidden states over a whole batch computed with `lstm` (int8 when quantised).
 Option `@contextN` (`charlm:de-forward@context500`): document context (`context.py`), each sentence read
 by the LM with up to N characters of its neighbouring sentences of the same document, as FLERT reads them
 with a transformer; `ContextFlairEmbeddings`, saved with N inside the tagger.
+
+Words cut at line ends (a corpus read with `line_break`): `joined.py`, `JoinedFlairEmbeddings`, the LM reading each cut
+word whole (`join_breaks`), in Flair's path and in `CharLMFeatures` alike.
 """
 
 from pathlib import Path
@@ -20,6 +23,7 @@ from flair.embeddings import FlairEmbeddings, TokenEmbeddings
 from flairsuite.charlm.recipes import languages
 from flairsuite.charlm.summary import trained_on_unspaced_text
 from flairsuite.embeddings.context import ContextFlairEmbeddings, context_chars, read_in_context, start_marker
+from flairsuite.embeddings.joined import joined_reading
 from flairsuite.embeddings.lstm import Affine, Recurrence, doubled_cell_gate
 from flairsuite.embeddings.spec_name import split_name
 from flairsuite.files.paths import charlm_dir
@@ -100,6 +104,11 @@ def resolve(name: str, path: Optional[Path]) -> TokenEmbeddings:
     return FlairEmbeddings(str(path))
 
 
+def join_breaks(embedding: TokenEmbeddings) -> TokenEmbeddings:
+    """The resolved embedding reading words cut at line ends whole (`joined.py`)."""
+    return joined_reading(embedding)  # type: ignore[arg-type]
+
+
 def recognizes(embedding: TokenEmbeddings) -> bool:
     """A FlairEmbeddings whose LM is a plain unidirectional LSTM with biases (every Flair character LM)."""
     if not isinstance(embedding, FlairEmbeddings):
@@ -110,7 +119,8 @@ def recognizes(embedding: TokenEmbeddings) -> bool:
 
 class CharLMFeatures:
     """`FlairEmbeddings` vectors: the LM's hidden state after each token (Flair's offsets), each sentence read in its
-    document context where the embedding has one (`ContextFlairEmbeddings`)."""
+    document context where the embedding has one (`ContextFlairEmbeddings`), and its words cut at line ends whole where
+    the embedding joins them (`JoinedFlairEmbeddings`)."""
 
     def __init__(self, embedding: FlairEmbeddings, quantize: bool) -> None:
         self.embedding = embedding

@@ -25,6 +25,8 @@ from flair.data import Sentence
 from flair.embeddings import FlairEmbeddings
 from flair.embeddings.base import register_embeddings
 
+from flairsuite.embeddings.broken_words import Words, read_words, words_text
+
 CONTEXT_OPTION = re.compile(r"context([1-9][0-9]*)")
 OPTIONS_HELP = "the option is @contextN (N characters of the neighbouring sentences on each side), e.g. charlm:de-forward@context500"
 
@@ -42,9 +44,20 @@ def context_chars(options: list[str]) -> int:
     return found[0] if found else 0
 
 
+def joined_words(embedding: FlairEmbeddings, sentence: Sentence) -> Optional[Words]:
+    """The words of `sentence` with its cut words whole (`broken_words`) where `embedding` reads line-end breaks joined
+    (`join_breaks`: `flairsuite.embeddings.joined`) and the sentence has any; None: it is read token by token."""
+    return read_words(sentence) if getattr(embedding, "join_breaks", False) else None
+
+
 def sentence_text(embedding: FlairEmbeddings, sentence: Sentence) -> str:
-    """The string Flair's `FlairEmbeddings` feeds its LM for `sentence` (before markers and reversal)."""
-    text = sentence.to_tokenized_string() if embedding.tokenized_lm else sentence.to_plain_string()
+    """The string Flair's `FlairEmbeddings` feeds its LM for `sentence` (before markers and reversal); an embedding that
+    joins line-end breaks reads each cut word whole."""
+    words = joined_words(embedding, sentence)
+    if words is not None:
+        text = words_text(words, embedding.tokenized_lm)
+    else:
+        text = sentence.to_tokenized_string() if embedding.tokenized_lm else sentence.to_plain_string()
     return text.lower() if embedding.is_lower else text
 
 
@@ -90,16 +103,26 @@ def context_text(embedding: FlairEmbeddings, sentence: Sentence, chars: int) -> 
 
 def token_offsets(embedding: FlairEmbeddings, sentence: Sentence, forward: int, backward: int) -> list[int]:
     """Per token, the index of its vector in the LM's states (Flair's loop), the sentence starting at index `forward`
-    of the forward LM's string and ending before index `backward` of the backward LM's (each counted with its marker)."""
+    of the forward LM's string and ending before index `backward` of the backward LM's (each counted with its marker).
+    Where the embedding reads a cut word whole (`joined_words`), each of its tokens gets the word's index."""
+    words = joined_words(embedding, sentence)
+    if words is None:
+        return word_offsets(embedding, [(token.text, token.whitespace_after) for token in sentence.tokens], forward, backward)
+    found = word_offsets(embedding, list(zip(words.texts, words.spaces)), forward, backward)
+    return [found[owner] for owner in words.owners]
+
+
+def word_offsets(embedding: FlairEmbeddings, words: list[tuple[str, int]], forward: int, backward: int) -> list[int]:
+    """Flair's loop of `token_offsets` over (text, whitespace after) pairs: the words the LM reads."""
     shift = 0 if embedding.with_whitespace else 1
     found = []
-    for token in sentence.tokens:
-        forward += len(token.text)
+    for text, space in words:
+        forward += len(text)
         found.append((forward if embedding.is_forward_lm else backward) - shift)
-        if embedding.tokenized_lm or token.whitespace_after > 0:
+        if embedding.tokenized_lm or space > 0:
             forward += 1
             backward -= 1
-        backward -= len(token.text)
+        backward -= len(text)
     return found
 
 

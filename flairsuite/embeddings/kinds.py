@@ -47,6 +47,8 @@ class EmbeddingKind:
       path handles; `featurizer(embedding, quantize)`: that fast path (None: Flair's own `embed`).
     - `context(name)`: how many characters of the neighbouring sentences of a document the embedding reads on each
       side (None: a kind that reads each sentence alone).
+    - `join_breaks(embedding)`: the resolved embedding reading words cut at line ends whole (a corpus's `line_break`
+      marks, `flairsuite.corpora.break_marks`; None: a kind that reads the tokens as they are).
     """
 
     takes_name: bool
@@ -63,6 +65,7 @@ class EmbeddingKind:
     set_fine_tune: Optional[Callable[[TokenEmbeddings, bool], None]] = None
     summarize: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None
     context: Optional[Callable[[str], int]] = None
+    join_breaks: Optional[Callable[[TokenEmbeddings], TokenEmbeddings]] = None
     released: bool = False
 
 
@@ -82,6 +85,7 @@ EMBEDDING_KINDS: Mapping[str, EmbeddingKind] = MappingProxyType(
             recognizes=charlm.recognizes,
             featurizer=charlm.CharLMFeatures,
             context=charlm.context,
+            join_breaks=charlm.join_breaks,
         ),
         "fasttext": EmbeddingKind(
             takes_name=True,

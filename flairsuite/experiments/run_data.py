@@ -9,6 +9,7 @@ from typing import Any, Optional
 from flair.data import Dictionary
 from flair.embeddings import StackedEmbeddings, TokenEmbeddings
 
+from flairsuite.embeddings import stack
 from flairsuite.experiments.corpus_choice import CorpusChoice
 from flairsuite.experiments.grid import Run
 from flairsuite.tagging.cache import cached_vectors, frozen
@@ -54,6 +55,18 @@ class GridData:
             self.arrays[key], computed = cached_vectors(spec, labeled, self.home, f"embed {corpus.key} {split} {spec}", self.cache)
             self.computed += computed
         return self.arrays[key]
+
+
+def joins_breaks(corpus: CorpusChoice) -> bool:
+    """Whether the corpus names a `line_break` flag, so that its taggers' character LMs read words cut at line ends whole."""
+    fmt = corpus.spec().format
+    return fmt is not None and bool(fmt.line_break)
+
+
+def run_stack(run: Run, home: Path) -> TokenEmbeddings:
+    """The run's embeddings, stacked in order; its character LMs read words cut at line ends whole where its corpus marks
+    them (`joins_breaks`), as its cached vectors do (`flairsuite.tagging.cache`)."""
+    return stack(list(run.embedding_specs), home, joins_breaks(run.corpus))
 
 
 def embedding_modules(embeddings: TokenEmbeddings) -> list[TokenEmbeddings]:

@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 import flairsuite
 from flairsuite.corpora.tasks import task
-from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable, stack
+from flairsuite.embeddings import artifact_digest, artifact_summary, set_trainable
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run, match_runs, runs
@@ -33,7 +33,7 @@ from flairsuite.experiments.identity import fingerprint, run_fingerprint, run_re
 from flairsuite.experiments.reading import Experiment
 from flairsuite.experiments.renamed import adopt_renamed
 from flairsuite.experiments.reuse import copy_run, same_run_elsewhere
-from flairsuite.experiments.run_data import TRAIN_WITH_DEV, GridData, embedding_modules, features, label_type, tag_dictionary
+from flairsuite.experiments.run_data import TRAIN_WITH_DEV, GridData, embedding_modules, features, label_type, run_stack, tag_dictionary
 from flairsuite.experiments.transfer import PHASE_FILES, train_with_transfer
 from flairsuite.experiments.vector_coverage import coverage_lines
 from flairsuite.files.atomic import atomic_file, write_json
@@ -96,7 +96,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
     started = time.perf_counter()
     with PeakMemory() as peak:  # the run's peak RssAnon (memory-mapped cache pages excluded) and RSS
         flair.set_seed(run.seed)  # the initial weights depend on the seed only, not on the runs before this one in the process
-        model = build_tagger(run.tagger, stack(list(run.embedding_specs), data.home), tag_dictionary(run.corpus), label_type(run.corpus))
+        model = build_tagger(run.tagger, run_stack(run, data.home), tag_dictionary(run.corpus), label_type(run.corpus))
         modules = embedding_modules(model.embeddings)
         for spec, module in zip(run.embedding_specs, modules):
             set_trainable(spec, module, run.fine_tune)

@@ -27,14 +27,14 @@ import flair
 import torch
 from tqdm import tqdm
 
-from flairsuite.embeddings import artifact_digest, stack
+from flairsuite.embeddings import artifact_digest
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run, runs
 from flairsuite.experiments.identity import digest, fingerprint, run_record
 from flairsuite.experiments.pseudo_labels import LABELS_RECORD, PseudoLabels, label_pool
 from flairsuite.experiments.reading import Experiment
-from flairsuite.experiments.run_data import GridData, features, label_type, tag_dictionary
+from flairsuite.experiments.run_data import GridData, features, label_type, run_stack, tag_dictionary
 from flairsuite.experiments.runner import select
 from flairsuite.experiments.self_training_pool import StudyData, hold_back_data, text_data, with_pseudo_labels
 from flairsuite.experiments.self_training_settings import SelfTraining
@@ -140,7 +140,7 @@ class Study:
         """A fresh tagger trained on `train` (dev: the corpus's), resuming its checkpoint in `folder`."""
         run = self.run
         flair.set_seed(run.seed)
-        model = build_tagger(run.tagger, stack(list(run.embedding_specs), self.data.home), tag_dictionary(run.corpus), label_type(run.corpus))
+        model = build_tagger(run.tagger, run_stack(run, self.data.home), tag_dictionary(run.corpus), label_type(run.corpus))
         progress = train_tagger(model, train, self.cached("dev"), run.train_settings, run.seed, folder / CHECKPOINT_FILE, desc, key=key,
                                 task=run.corpus.task.name)
         (folder / CHECKPOINT_FILE).unlink(missing_ok=True)

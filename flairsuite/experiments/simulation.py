@@ -31,13 +31,13 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from flairsuite.embeddings import artifact_digest, frozen, stack
+from flairsuite.embeddings import artifact_digest, frozen
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run, runs, train_settings
 from flairsuite.experiments.identity import digest, fingerprint, run_record
 from flairsuite.experiments.reading import Experiment
-from flairsuite.experiments.run_data import GridData, features, label_type, tag_dictionary
+from flairsuite.experiments.run_data import GridData, features, label_type, run_stack, tag_dictionary
 from flairsuite.experiments.simulation_report import (
     CSV_FILE,
     FINAL_PREFIX,
@@ -87,13 +87,14 @@ def seed_set(pool_size: int, size: int, seed: int) -> list[int]:
 
 def hidden(split: LabeledSplit) -> LabeledSplit:
     """The split with every gold tag replaced by `O`: the pool as the selection sees it."""
-    return LabeledSplit(split.texts, split.spaces, [["O"] * len(tags) for tags in split.tags])
+    return LabeledSplit(split.texts, split.spaces, [["O"] * len(tags) for tags in split.tags], breaks=split.breaks)
 
 
 def subset(full: SplitFeatures, indices: list[int]) -> SplitFeatures:
     """The sentences `indices` of `full` as a split of their own (cached rows gathered into memory)."""
     split = full.split
-    chosen = LabeledSplit([split.texts[i] for i in indices], [split.spaces[i] for i in indices], [split.tags[i] for i in indices])
+    chosen = LabeledSplit([split.texts[i] for i in indices], [split.spaces[i] for i in indices], [split.tags[i] for i in indices],
+                          breaks={new: split.breaks[old] for new, old in enumerate(indices) if old in split.breaks})
     rows = np.concatenate([np.arange(full.offsets[i], full.offsets[i + 1]) for i in indices])
     return SplitFeatures(chosen, [np.ascontiguousarray(part[rows]) if isinstance(part, np.ndarray) else part for part in full.parts])
 
@@ -143,7 +144,7 @@ class Simulation:
         """A fresh `tagger` trained on `train` (dev: the corpus's), resuming its checkpoint in the folder."""
         run = self.run
         flair.set_seed(run.seed)
-        model = build_tagger(tagger, stack(list(run.embedding_specs), self.data.home), tag_dictionary(run.corpus), label_type(run.corpus))
+        model = build_tagger(tagger, run_stack(run, self.data.home), tag_dictionary(run.corpus), label_type(run.corpus))
         dev = self.cached("dev")
         progress = train_tagger(model, train, dev, settings or run.train_settings, run.seed, self.folder / CHECKPOINT_FILE, desc, key=key,
                                 task=run.corpus.task.name)

@@ -6,7 +6,8 @@ holds, and stored as float16 `.npy` arrays under `cache/embeddings/` (below $FLA
 An array's name is a digest of the embedding's artifact files and of the split's tokens, so every
 tagger, seed, stack and later experiment that needs the same vectors maps the same file, and a
 retrained LM or a changed corpus gets new ones; for an embedding that reads document context (`@contextN`) it also
-digests N and where the split's documents start. Rows are tokens in corpus order; a split of
+digests N and where the split's documents start, and for a character LM on a split with line-end break marks (a
+corpus read with `line_break`), which it reads joined, where the marks are. Rows are tokens in corpus order; a split of
 sentences with lengths n1, n2, ... occupies rows [0, n1), [n1, n1 + n2), ...
 
 Embeddings that train with the tagger (`char`, and `bert:` in a fine-tuned run) are not cacheable:
@@ -24,7 +25,7 @@ from flair.embeddings import TokenEmbeddings
 from tqdm import tqdm
 
 from flairsuite import embeddings
-from flairsuite.embeddings import artifact_digest, context_chars, length_batches, parse, resolve, token_vectors
+from flairsuite.embeddings import artifact_digest, context_chars, joins_breaks, length_batches, parse, resolve, token_vectors
 from flairsuite.files.atomic import atomic_file, write_json
 from flairsuite.files.locks import waited_for
 from flairsuite.files.paths import embeddings_cache_dir
@@ -53,11 +54,23 @@ def documents_digest(split: LabeledSplit) -> str:
     return hashlib.sha256(json.dumps(sorted(split.starts)).encode()).hexdigest()
 
 
+def breaks_digest(split: LabeledSplit) -> str:
+    """sha256 of where the split's line-end break marks are (sentence index and its marks, ascending)."""
+    return hashlib.sha256(json.dumps(sorted((index, list(marks)) for index, marks in split.breaks.items())).encode()).hexdigest()
+
+
+def reads_joined(spec: str, split: LabeledSplit) -> bool:
+    """Whether `spec`'s vectors of `split` are read with its words cut at line ends whole: a character LM on a split with marks."""
+    return bool(split.breaks) and joins_breaks(spec)
+
+
 def cache_path(spec: str, split: LabeledSplit, home: Path, cache: Optional[Path] = None) -> Path:
     """Where the vectors of `split` under `spec` are (or will be) stored, below `cache` (default: the home's cache folder)."""
     source = f"{artifact_digest(spec, home)}:{tokens_digest(split)}"
     if chars := context_chars(spec):  # the vectors depend on each sentence's neighbours too
         source += f":context{chars}:{documents_digest(split)}"
+    if reads_joined(spec, split):  # and on the words cut at line ends, read whole
+        source += f":joined:{breaks_digest(split)}"
     key = hashlib.sha256(source.encode()).hexdigest()
     kind, name = parse(spec)
     return (cache or embeddings_cache_dir(home)) / f"{kind}-{name}" / f"{key[:24]}.npy"
@@ -92,6 +105,6 @@ def cached_vectors(spec: str, split: LabeledSplit, home: Path, desc: str, cache:
         lock = target.with_name(target.name + ".lock")  # grid workers needing it at once: one computes, the rest wait and read it
         with waited_for(lock, lambda: tqdm.write(f"{desc}: waiting for another process computing {target}")):
             if not target.is_file():
-                compute(resolve(spec, home), split, target, desc)
+                compute(resolve(spec, home, reads_joined(spec, split)), split, target, desc)
                 computed = True
     return np.load(target, mmap_mode="r"), computed

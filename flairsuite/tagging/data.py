@@ -7,13 +7,14 @@ fine-tuned BERT) embeds and while a cache array is computed: `LabeledSplit.flair
 
 import logging
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from flair.data import Sentence
 
+from flairsuite.corpora.break_marks import break_marks, mark_breaks
 from flairsuite.corpora.labeled import kept, missing_type_warnings, read_splits
 from flairsuite.corpora.loading import to_flair
 from flairsuite.corpora.long_sentences import split_note
@@ -31,22 +32,27 @@ class LabeledSplit:
     """One split: each sentence's token texts, whether whitespace follows each token (a byte 0/1 a token) and gold tags
     (BIO for NER). A word or tag that recurs is one string object, stored once. `starts`: the sentences (other than
     the first) that begin a document, for document context: after a `-DOCSTART-` line, the first of another file of
-    the split, or after a gap in a sample; without any, the split is one document in file order."""
+    the split, or after a gap in a sample; without any, the split is one document in file order. `breaks`: per sentence
+    that holds any, the indices of its line-end break marks (`flairsuite.corpora.break_marks`; only a corpus read with
+    `line_break` has them), which the character LMs read joined."""
 
     texts: list[tuple[str, ...]]
     spaces: list[bytes]
     tags: list[list[str]]
     starts: frozenset[int] = frozenset()
+    breaks: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, sentences: Sequence[TaggedSentence]) -> "LabeledSplit":
         """The split of the reader's sentences."""
         strings: dict[str, str] = {}  # each distinct string's first object, for this split only
+        marks = {i: tuple(found) for i, s in enumerate(sentences) if s.line_ends and (found := break_marks(s.tokens, s.line_ends))}
         return cls(
             [tuple(strings.setdefault(token, token) for token in s.tokens) for s in sentences],
             [bytes(1 if space else 0 for space in s.whitespace_after) for s in sentences],
             [[strings.setdefault(tag, tag) for tag in s.tags] for s in sentences],
             frozenset(document_starts(sentences)),
+            marks,
         )
 
     def __len__(self) -> int:
@@ -54,7 +60,8 @@ class LabeledSplit:
 
     def __add__(self, other: "LabeledSplit") -> "LabeledSplit":
         starts = self.starts | {len(self)} | {len(self) + i for i in other.starts}  # two splits are two documents at least
-        return LabeledSplit(self.texts + other.texts, self.spaces + other.spaces, self.tags + other.tags, frozenset(starts))
+        breaks = {**self.breaks, **{len(self) + i: marks for i, marks in other.breaks.items()}}
+        return LabeledSplit(self.texts + other.texts, self.spaces + other.spaces, self.tags + other.tags, frozenset(starts), breaks)
 
     @property
     def tokens(self) -> int:
@@ -62,15 +69,16 @@ class LabeledSplit:
         return sum(len(tags) for tags in self.tags)
 
     def tagged(self, index: int) -> TaggedSentence:
-        """Sentence `index` as the reader gave it (without line numbers)."""
-        return TaggedSentence(list(self.texts[index]), list(self.tags[index]), [], [bool(b) for b in self.spaces[index]])
+        """Sentence `index` as the reader gave it (without line numbers; its break marks as the flagged tokens)."""
+        return TaggedSentence(list(self.texts[index]), list(self.tags[index]), [], [bool(b) for b in self.spaces[index]],
+                              line_ends=list(self.breaks.get(index, ())))
 
     def flair_sentence(self, index: int) -> Sentence:
-        """Sentence `index`, unlabeled: the tokens and spacing that embeddings read."""
+        """Sentence `index`, unlabeled: the tokens, spacing and line-end break marks that embeddings read."""
         sentence = Sentence(list(self.texts[index]))
         for token, space in zip(sentence.tokens, self.spaces[index]):
             token.whitespace_after = space
-        return sentence
+        return mark_breaks(sentence, self.breaks.get(index, ()))
 
     def flair_sentences(self, indices: Optional[Sequence[int]] = None, context_chars: int = 0) -> list[Sentence]:
         """Unlabeled Flair sentences `indices` (default: all). With `context_chars`, each linked (Flair's

@@ -44,4 +44,4 @@ def map_types(split: LabeledSplit, mapping: Mapping[str, str]) -> MappedSplit:
     dropped: Counter = Counter()
     strings: dict[str, str] = {}  # one object per distinct tag, as `LabeledSplit.of` stores them
     tags = [[strings.setdefault(tag, tag) for tag in mapped_tags(sentence, mapping, kept, dropped)] for sentence in split.tags]
-    return MappedSplit(LabeledSplit(split.texts, split.spaces, tags, split.starts), kept, dropped)
+    return MappedSplit(LabeledSplit(split.texts, split.spaces, tags, split.starts, split.breaks), kept, dropped)
