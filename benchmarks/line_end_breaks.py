@@ -22,9 +22,10 @@ MISC:EndOfLine`), and the tagger (trained on the uncut AjMC, READ-ONLY here) tag
   what a tagger trained on a corpus with `line_break` does itself); its word vectors look up the tokens as they are;
 - **cut, LMs and word vectors joined**: also the word vectors of every token of a cut word looked up for the whole word
   (done here only, for the measurement: the suite's fastText embeddings look up the tokens as they are);
-- **+ one entity per cut word**: the tags of "as read today" and of "LMs joined" with a rule applied after decoding (here
-  only): the tokens of a cut word take the type of the first of them that is tagged, `B-X` on the first piece (`I-X`
-  where it continues an entity) and `I-X` after it; none tagged: all `O`.
+- **+ one entity per cut word**: the tags of "as read today" and of "LMs joined" with the rule `tag` and `evaluate` apply
+  after decoding where a corpus marks breaks (`flairsuite.tagging.cut_words`): the tokens of a cut word take the type of
+  the first of them that is tagged, `B-X` on the first piece (`I-X` where it continues an entity) and `I-X` after it;
+  none tagged: all `O`.
 
 The tagger was trained on uncut text, with LMs that read tokens as they are: reading a cut word whole gives each of its
 tokens the same vector, which it never saw on adjacent tokens (a tagger trained with `line_break` on cut text learns
@@ -61,6 +62,7 @@ from flairsuite.embeddings.charlm import CharLMFeatures  # noqa: E402
 from flairsuite.embeddings.joined import with_joined_breaks  # noqa: E402
 from flairsuite.inference.saved_tagger import load_tagger  # noqa: E402
 from flairsuite.inference.tagger import FastTagger  # noqa: E402
+from flairsuite.tagging.cut_words import one_entity_per_word  # noqa: E402
 from flairsuite.tagging.scoring import strict_scores  # noqa: E402
 
 MODEL = Path(__file__).resolve().parent.parent / "results/ajmc-subwords/ajmc-de/proposed+subwords/bilstm-crf/seed-1/model.pt"
@@ -151,32 +153,13 @@ class JoinedWords:
         return Sentence([words.texts[owner] for owner in words.owners])
 
 
-def one_entity_per_word(tags: list[str], sentence: Sentence) -> list[str]:
-    """`tags` with the tokens of each cut word of `sentence` made one word's tags (module docstring)."""
-    words = read_words(sentence)
-    if words is None:
-        return tags
-    found = list(tags)
-    for word in set(words.owners):
-        group = [i for i, owner in enumerate(words.owners) if owner == word]
-        kinds = [tags[i][2:] for i in group if tags[i] != "O"]
-        if len(group) < 2:
-            continue
-        if not kinds:
-            found[group[0] : group[-1] + 1] = ["O"] * len(group)
-            continue
-        first = tags[group[0]] if tags[group[0]] == f"I-{kinds[0]}" else f"B-{kinds[0]}"
-        found[group[0] : group[-1] + 1] = [first] + [f"I-{kinds[0]}"] * (len(group) - 1)
-    return found
-
-
 def predictions(tagger: FastTagger, sentences: list[Sentence]) -> list[list[str]]:
     return [[tag for tag, _ in tags] for tags in tagger.tag(sentences)]
 
 
 def f1(gold: list[list[str]], predicted: list[list[str]], sentences: list[Sentence], rule: bool = False) -> float:
     if rule:
-        predicted = [one_entity_per_word(tags, sentence) for tags, sentence in zip(predicted, sentences)]
+        predicted = [one_entity_per_word(tags, marks_of(sentence)) for tags, sentence in zip(predicted, sentences)]
     return strict_scores(gold, predicted)["f1"] * 100
 
 

@@ -18,6 +18,7 @@ from typing import Any, Optional
 import flair
 from flair.data import Sentence, get_spans_from_bio
 
+from flairsuite.corpora.break_marks import marks_of
 from flairsuite.corpora.labeled import SplitData, read_splits
 from flairsuite.corpora.loading import linked, with_breaks
 from flairsuite.corpora.registry import DatasetSpec
@@ -31,6 +32,7 @@ from flairsuite.models.entity_fix import entity_fix
 from flairsuite.results.lengths import LABELS, length_counts
 from flairsuite.results.predictions import predictions_tsv
 from flairsuite.results.seen_entity_recall import SeenCounts, entities, seen_counts
+from flairsuite.tagging.cut_words import whole_words
 from flairsuite.tagging.scoring import task_scores
 
 NOT_TYPES = {"O", "<unk>", "<START>", "<STOP>"}
@@ -100,6 +102,8 @@ def evaluate(model_path: Path, spec: DatasetSpec, root: Path, split: str, fast: 
     sentences = linked([with_breaks(Sentence(list(sentence.tokens)), sentence) for sentence in data.sentences], data.sentences)
     tagged = tag(model, sentences, fast, batch_size)
     predicted = [[found for found, _ in sentence] for sentence in tagged]
+    if spans:  # the tokens of a word cut at a line end tagged as one word's, where the corpus marks breaks (tagging/cut_words.py)
+        predicted = whole_words(predicted, {index: marks_of(sentence) for index, sentence in enumerate(sentences)})
     confidences = [[confidence for _, confidence in sentence] for sentence in tagged]
     if fix:
         predicted = [entity_fix(tags) for tags in predicted]

@@ -201,3 +201,45 @@ def test_flairsuite_tag_trains_a_joined_tagger_on_a_hipe_corpus(home: Path, tmp_
     split = LabeledSplit.of(read_splits(spec, tmp_path)["train"].sentences)
     array = np.load(cache_path("charlm:de-forward", split, home), mmap_mode="r")
     assert (array[3] == array[4]).all() and (array[4] == array[5]).all() and not (array[2] == array[3]).all()
+
+
+def test_one_entity_per_cut_word_after_decoding():
+    """`tagging.cut_words`: the tokens of a cut word take the type of the first tagged one, B- then I- (I- where the word
+    continues an entity), all O where none is tagged; chains of marks are one word; sentences without marks unchanged."""
+    from flairsuite.tagging.cut_words import cut_word_groups, one_entity_per_word, whole_words
+
+    assert cut_word_groups([2]) == [[1, 2, 3]] and cut_word_groups([4, 2]) == [[1, 2, 3, 4, 5]]
+    assert cut_word_groups([1, 5]) == [[0, 1, 2], [4, 5, 6]]
+    # "von Soph ¬ okles" split as three entities: one word, one entity
+    assert one_entity_per_word(["O", "B-pers", "B-pers", "B-pers", "O"], [2]) == ["O", "B-pers", "I-pers", "I-pers", "O"]
+    assert one_entity_per_word(["O", "O", "O", "B-loc", "O"], [2]) == ["O", "B-loc", "I-loc", "I-loc", "O"]  # only the last piece tagged
+    assert one_entity_per_word(["B-pers", "I-pers", "O", "O"], [2]) == ["B-pers", "I-pers", "I-pers", "I-pers"]  # continues
+    assert one_entity_per_word(["O", "B-work", "O", "I-pers"], [2]) == ["O", "B-work", "I-work", "I-work"]  # the first type wins
+    assert one_entity_per_word(["O", "O", "O"], [1]) == ["O", "O", "O"]
+    assert whole_words([["B-pers", "B-pers", "B-pers"], ["B-loc", "B-loc"]], {0: (1,)}) == [["B-pers", "I-pers", "I-pers"], ["B-loc", "B-loc"]]
+
+
+def test_tag_and_evaluate_score_a_cut_word_as_one_entity(home: Path, tmp_path: Path, monkeypatch) -> None:
+    """Whatever the tagger decodes, `tag` (scores and predictions.tsv) and `evaluate` see each cut word's tokens as one
+    word's tags: a decoder that starts an entity on every token gives `Ber ¬ lin` B-loc I-loc I-loc."""
+    from flairsuite import evaluate as evaluation
+    from flairsuite.experiments import runner
+
+    everywhere = lambda features, kind="loc": [[f"B-{kind}"] * len(texts) for texts in features.split.texts]  # noqa: E731
+    monkeypatch.setattr(runner, "decode", lambda model, features: everywhere(features))
+    hipe_corpus(tmp_path / "data")
+    experiment = write_file(tmp_path / "news.yaml", "name: news\ncorpora: [{path: data/news/, format: hipe}]\n"
+                                                    "embeddings: {pair: [charlm:de-forward, charlm:de-backward]}\n"
+                                                    "taggers: [map]\nseeds: [1]\ntrain: {max_epochs: 1}\n")
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    assert invoke("tag", str(experiment), "--threads", "1").exit_code == 0
+    rows = (home / "results" / "news" / "news" / "pair" / "map" / "seed-1" / "predictions.tsv").read_text(encoding="utf-8").splitlines()
+    predicted = [line.split("\t")[-1] for line in rows if line.strip()]
+    assert predicted[3:6] == ["B-loc", "I-loc", "I-loc"] and predicted[2] == predicted[6] == "B-loc"  # Ber ¬ lin; nach, und
+    assert predicted[14:17] == ["B-loc", "I-loc", "I-loc"]  # Lasker ¬ Schüler
+    monkeypatch.setattr(evaluation, "tag", lambda model, given, *rest: [[("B-pers", 1.0)] * len(s) for s in given])
+    spec = own_corpus({"path": "news", "format": "hipe"}, tmp_path / "data")
+    result = evaluation.evaluate(home / "results" / "news" / "news" / "pair" / "map" / "seed-1" / "model.pt", spec, tmp_path / "data", "test",
+                                 True, None, False)
+    assert result.predicted[0][3:6] == ["B-pers", "I-pers", "I-pers"] and result.predicted[1][:3] == ["B-pers", "I-pers", "I-pers"]

@@ -50,6 +50,7 @@ from flairsuite.runtime.allocator import bound_primitive_cache
 from flairsuite.runtime.memory import PeakMemory
 from flairsuite.runtime.precision import require_precision
 from flairsuite.settings_schema import TEXT
+from flairsuite.tagging.cut_words import whole_words
 from flairsuite.tagging.data import subsample_note
 from flairsuite.tagging.scoring import flair_f1, strict_scores, task_scores
 from flairsuite.tagging.tagger_training import decode, train_tagger
@@ -107,7 +108,9 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
                                     key=run_digest, task=run.corpus.task.name)
         else:  # other corpora first or beside (experiments/transfer.py)
             progress, transfer_details = train_with_transfer(run, model, modules, data, train, dev, run_dir, run_dir / CHECKPOINT_FILE, run_digest)
-        raw = {"dev": decode(model, dev), "test": decode(model, test)}
+        # NER: the tokens of a word cut at a line end tagged as one word's (tagging/cut_words.py), where the corpus marks breaks
+        raw = {name: whole_words(decode(model, split), split.split.breaks) if run.corpus.task.spans else decode(model, split)
+               for name, split in (("dev", dev), ("test", test))}
         write_predictions(run_dir / PREDICTIONS_FILE, map(zip, test.split.texts, test.split.tags, raw["test"]))
         record_segmentation(model, run.corpus.spec().segmentation)  # predict splits raw text as the corpus was read
         save_model(model, run_dir / MODEL_FILE)
