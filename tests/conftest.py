@@ -65,6 +65,27 @@ def german_text(documents: int = 300) -> str:
     return "\n".join(lines) + "\n"
 
 
+# a tiny corpus of letters, a sentence per string, a tagged word as `word/TAG` (`tagged_conll` writes it): active learning,
+# self-training
+LETTERS_TRAIN = [
+    "Am Montag/B-date kam Anna/B-pers nach Berlin/B-place .",
+    "Karl/B-pers schrieb aus Wien/B-place .",
+    "Lieber Herwarth/B-pers Walden/I-pers , herzlichen Dank !",
+    "Der Brief blieb liegen .",
+    "Am Freitag/B-date reiste Marie/B-pers nach Hamburg/B-place .",
+    "Otto/B-pers wohnte in München/B-place .",
+    "Liebe Else/B-pers Lasker-Schüler/I-pers , ich danke Ihnen sehr .",
+    "Die Ausstellung ist geschlossen .",
+]
+LETTERS_DEV = ["Am Montag/B-date kam Else/B-pers nach Paris/B-place .", "Lieber Otto/B-pers , herzlichen Dank !"]
+LETTERS_TEST = ["Am Sonntag/B-date kam Karl/B-pers nach Hamburg/B-place .", "Das Heft blieb in Wien/B-place ."]
+
+
+def tagged_conll(lines: list[str]) -> str:
+    """Sentences written `word/TAG` for a tagged word (`Karl/B-pers schrieb .`) as a two-column CoNLL file, the other words `O`."""
+    return "\n\n".join("\n".join(" ".join(w.rsplit("/", 1)) if "/" in w[1:] else f"{w} O" for w in line.split()) for line in lines) + "\n"
+
+
 TINY_CHARLM = ["--hidden-size", "16", "--batch-size", "10", "--sequence-length", "50", "--max-chars", "5000", "--valid-chars", "2000"]
 TINY_FASTTEXT = ["--dim", "16", "--epochs", "1", "--min-count", "1", "--buckets", "1000", "--threads", "1"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import train_tiny_embeddings, write_file
+from conftest import LETTERS_DEV, LETTERS_TEST, LETTERS_TRAIN, tagged_conll, train_tiny_embeddings, write_file
 from flair.data import Dictionary
 from flair.models.sequence_tagger_utils.crf import START_TAG, STOP_TAG
 
@@ -22,23 +22,6 @@ from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments import load_experiment
 from flairsuite.models.selection import pick, ranked, word_set
 from flairsuite.models.uncertainty import Scores, scores_from_emissions
-
-TRAIN = [
-    "Am Montag/B-date kam Anna/B-pers nach Berlin/B-place .",
-    "Karl/B-pers schrieb aus Wien/B-place .",
-    "Lieber Herwarth/B-pers Walden/I-pers , herzlichen Dank !",
-    "Der Brief blieb liegen .",
-    "Am Freitag/B-date reiste Marie/B-pers nach Hamburg/B-place .",
-    "Otto/B-pers wohnte in München/B-place .",
-    "Liebe Else/B-pers Lasker-Schüler/I-pers , ich danke Ihnen sehr .",
-    "Die Ausstellung ist geschlossen .",
-]
-DEV = ["Am Montag/B-date kam Else/B-pers nach Paris/B-place .", "Lieber Otto/B-pers , herzlichen Dank !"]
-TEST = ["Am Sonntag/B-date kam Karl/B-pers nach Hamburg/B-place .", "Das Heft blieb in Wien/B-place ."]
-
-
-def conll(lines: list[str]) -> str:
-    return "\n\n".join("\n".join(" ".join(w.rsplit("/", 1)) if "/" in w[1:] else f"{w} O" for w in line.split()) for line in lines) + "\n"
 
 
 class TinyTagger:
@@ -155,9 +138,9 @@ def test_simulation_resumes_to_the_uninterrupted_result(lm_home, tmp_path):
     import shutil
 
     corpora = tmp_path / "corpora"
-    write_file(corpora / "sturm" / "train_sturm.conll", conll(TRAIN * 12))
-    write_file(corpora / "sturm" / "dev_sturm.conll", conll(DEV))
-    write_file(corpora / "sturm" / "test_sturm.conll", conll(TEST))
+    write_file(corpora / "sturm" / "train_sturm.conll", tagged_conll(LETTERS_TRAIN * 12))
+    write_file(corpora / "sturm" / "dev_sturm.conll", tagged_conll(LETTERS_DEV))
+    write_file(corpora / "sturm" / "test_sturm.conll", tagged_conll(LETTERS_TEST))
     experiment = write_file(tmp_path / "sim.yaml", "name: sim\ncorpora: [sturm]\nembeddings: {both: [charlm:de-forward, charlm:de-backward]}\n"
                             "taggers: [map-crf]\nseeds: [1]\ntrain: {max_epochs: 3, mini_batch_size: 4}\nactive_learning:\n"
                             "  seed_size: 6\n  batch_size: 5\n  rounds: 3\n  strategies: [random, uncertainty, entropy]\n")

@@ -40,6 +40,17 @@ def experiment(folder: Path, adapt: str, stacks: str = f"own: {SPECS}") -> Path:
 ADAPT = "{init: de, text: texts/own.txt, name: de-own, max_chars: 4000, heldout_fraction: 0.2}"
 
 
+def with_own_letters(folder: Path, suffix: str, content: str, reading: str) -> Path:
+    """An experiment in `folder` that adapts by `ADAPT` to texts/own.txt, with the corpora Sturm and `letters/` (an own
+    corpus: `content` in each of train, dev and test.<suffix>, read with the entry's keys `reading`); its file."""
+    write_file(folder / "texts" / "own.txt", own_text())
+    for split in ("train", "dev", "test"):
+        write_file(folder / "letters" / f"{split}.{suffix}", content)
+    lines = ["name: adapted", f"corpora: [sturm, {{name: letters, path: letters/, {reading}}}]", f"adapt: {ADAPT}", "embeddings:",
+             f"  own: {SPECS}", "taggers: [map]", "seeds: [1]", ""]
+    return write_file(folder / "adapt.yaml", "\n".join(lines))
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -207,12 +218,7 @@ def test_an_own_corpus_in_another_format_is_excluded_by_its_entry(tmp_path: Path
     (read back by the same reader), a column corpus with the defaults by its folder, a registered set by name."""
     from flairsuite.rawtext.exclusion import own_entry
 
-    write_file(tmp_path / "exp" / "texts" / "own.txt", own_text())
-    for split in ("train", "dev", "test"):
-        write_file(tmp_path / "exp" / "letters" / f"{split}.jsonl", '{"text": "Lieber Karl", "label": [[7, 11, "PER"]]}\n')
-    lines = ["name: adapted", "corpora: [sturm, {name: letters, path: letters/, format: jsonl}]", f"adapt: {ADAPT}", "embeddings:",
-             f"  own: {SPECS}", "taggers: [map]", "seeds: [1]", ""]
-    path = write_file(tmp_path / "exp" / "adapt.yaml", "\n".join(lines))
+    path = with_own_letters(tmp_path / "exp", "jsonl", '{"text": "Lieber Karl", "label": [[7, 11, "PER"]]}\n', "format: jsonl")
     sturm, letters = load_experiment(path).adaptation.exclude
     assert sturm == "sturm"
     assert own_entry(letters) == {"format": "jsonl", "path": str((tmp_path / "exp" / "letters").resolve())}
@@ -272,12 +278,7 @@ def test_a_moved_clone_finds_its_adaptation_current_and_an_absolute_path_marker_
     home = tmp_path / "home"
     for direction in ("forward", "backward"):
         write_file(home / "charlm" / f"de-{direction}" / "best-lm.pt", f"initial {direction}")
-    write_file(tmp_path / "one" / "texts" / "own.txt", own_text())
-    for split in ("train", "dev", "test"):
-        write_file(tmp_path / "one" / "letters" / f"{split}.tsv", "Karl\tB-PER\n")
-    lines = ["name: adapted", "corpora: [sturm, {name: letters, path: letters/, sep: tab}]", f"adapt: {ADAPT}", "embeddings:",
-             f"  own: {SPECS}", "taggers: [map]", "seeds: [1]", ""]
-    first = write_file(tmp_path / "one" / "adapt.yaml", "\n".join(lines))
+    first = with_own_letters(tmp_path / "one", "tsv", "Karl\tB-PER\n", "sep: tab")
     trained: list[CharlmRun] = []
 
     def trains(run: CharlmRun):

@@ -52,6 +52,18 @@ def hipe_corpus(root: Path, page: str = PAGE) -> Path:
     return root / "news"
 
 
+def tag_news(home: Path, tmp_path: Path, monkeypatch):
+    """`flairsuite tag` in-process, from `tmp_path` with `home`, on the experiment `news`: `map` on the LM pair `home` holds,
+    one epoch, trained on the HIPE page (`hipe_corpus` below data/); its result."""
+    hipe_corpus(tmp_path / "data")
+    experiment = write_file(tmp_path / "news.yaml", "name: news\ncorpora: [{path: data/news/, format: hipe}]\n"
+                                                    "embeddings: {pair: [charlm:de-forward, charlm:de-backward]}\n"
+                                                    "taggers: [map]\nseeds: [1]\ntrain: {max_epochs: 1}\n")
+    monkeypatch.setenv("FLAIRSUITE_HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    return invoke("tag", str(experiment), "--threads", "1")
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
     """Tiny forward and backward German LMs (`charlm/de-*`), trained by the CLI."""
@@ -184,13 +196,7 @@ def test_a_saved_tagger_reads_joined_in_the_fast_path_and_in_flairs(home: Path, 
 
 
 def test_flairsuite_tag_trains_a_joined_tagger_on_a_hipe_corpus(home: Path, tmp_path: Path, monkeypatch) -> None:
-    hipe_corpus(tmp_path / "data")
-    experiment = write_file(tmp_path / "news.yaml", "name: news\ncorpora: [{path: data/news/, format: hipe}]\n"
-                                                    "embeddings: {pair: [charlm:de-forward, charlm:de-backward]}\n"
-                                                    "taggers: [map]\nseeds: [1]\ntrain: {max_epochs: 1}\n")
-    monkeypatch.setenv("FLAIRSUITE_HOME", str(home))
-    monkeypatch.chdir(tmp_path)
-    result = invoke("tag", str(experiment), "--threads", "1")
+    result = tag_news(home, tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output
     from flair.models import SequenceTagger
 
@@ -227,13 +233,7 @@ def test_tag_and_evaluate_score_a_cut_word_as_one_entity(home: Path, tmp_path: P
 
     everywhere = lambda features, kind="loc": [[f"B-{kind}"] * len(texts) for texts in features.split.texts]  # noqa: E731
     monkeypatch.setattr(runner, "decode", lambda model, features: everywhere(features))
-    hipe_corpus(tmp_path / "data")
-    experiment = write_file(tmp_path / "news.yaml", "name: news\ncorpora: [{path: data/news/, format: hipe}]\n"
-                                                    "embeddings: {pair: [charlm:de-forward, charlm:de-backward]}\n"
-                                                    "taggers: [map]\nseeds: [1]\ntrain: {max_epochs: 1}\n")
-    monkeypatch.setenv("FLAIRSUITE_HOME", str(home))
-    monkeypatch.chdir(tmp_path)
-    assert invoke("tag", str(experiment), "--threads", "1").exit_code == 0
+    assert tag_news(home, tmp_path, monkeypatch).exit_code == 0
     rows = (home / "results" / "news" / "news" / "pair" / "map" / "seed-1" / "predictions.tsv").read_text(encoding="utf-8").splitlines()
     predicted = [line.split("\t")[-1] for line in rows if line.strip()]
     assert predicted[3:6] == ["B-loc", "I-loc", "I-loc"] and predicted[2] == predicted[6] == "B-loc"  # Ber ¬ lin; nach, und

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import REPO, invoke, one_error_line, write_file
+from conftest import LETTERS_DEV, LETTERS_TEST, LETTERS_TRAIN, REPO, invoke, one_error_line, tagged_conll, write_file
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments import load_experiment, read_experiment
@@ -22,26 +22,9 @@ from flairsuite.models.uncertainty import Scores
 from flairsuite.results.self_training_report import is_self_training
 from flairsuite.tagging.tagger_training import decode
 
-TRAIN = [
-    "Am Montag/B-date kam Anna/B-pers nach Berlin/B-place .",
-    "Karl/B-pers schrieb aus Wien/B-place .",
-    "Lieber Herwarth/B-pers Walden/I-pers , herzlichen Dank !",
-    "Der Brief blieb liegen .",
-    "Am Freitag/B-date reiste Marie/B-pers nach Hamburg/B-place .",
-    "Otto/B-pers wohnte in München/B-place .",
-    "Liebe Else/B-pers Lasker-Schüler/I-pers , ich danke Ihnen sehr .",
-    "Die Ausstellung ist geschlossen .",
-    "Am Sonntag/B-date fuhr Otto/B-pers nach Köln/B-place .",
-    "Anna/B-pers blieb in Hamburg/B-place .",
-]
-DEV = ["Am Montag/B-date kam Else/B-pers nach Paris/B-place .", "Lieber Otto/B-pers , herzlichen Dank !"]
-TEST = ["Am Sonntag/B-date kam Karl/B-pers nach Hamburg/B-place .", "Das Heft blieb in Wien/B-place ."]
+TRAIN = [*LETTERS_TRAIN, "Am Sonntag/B-date fuhr Otto/B-pers nach Köln/B-place .", "Anna/B-pers blieb in Hamburg/B-place ."]
 TEXT = ("Am Dienstag kam Marie nach Wien. Otto schrieb aus Berlin.\n\nLieber Otto, herzlichen Dank!\n"
         "Am Freitag reiste Karl nach Mün-\nchen. Die Ausstellung ist geschlossen.\n")
-
-
-def conll(lines: list[str]) -> str:
-    return "\n\n".join("\n".join(" ".join(w.rsplit("/", 1)) if "/" in w[1:] else f"{w} O" for w in line.split()) for line in lines) + "\n"
 
 
 @pytest.fixture(autouse=True)
@@ -51,9 +34,9 @@ def committed_vectors(monkeypatch) -> None:
 
 
 def experiment_file(folder: Path, block: str, taggers: str = "[map-crf]", stack: str = "[fasttext:de-quickstart]", name: str = "st") -> Path:
-    write_file(folder / "data" / "train.conll", conll(TRAIN * 2))
-    write_file(folder / "data" / "dev.conll", conll(DEV))
-    write_file(folder / "data" / "test.conll", conll(TEST))
+    write_file(folder / "data" / "train.conll", tagged_conll(TRAIN * 2))
+    write_file(folder / "data" / "dev.conll", tagged_conll(LETTERS_DEV))
+    write_file(folder / "data" / "test.conll", tagged_conll(LETTERS_TEST))
     return write_file(folder / f"{name}.yaml", f"name: {name}\ncorpora: [{{name: letters, path: data/}}]\nembeddings: {{words: {stack}}}\n"
                                                f"taggers: {taggers}\nseeds: [1]\ntrain: {{max_epochs: 2, mini_batch_size: 4}}\n"
                                                f"self_training: {block}\n")
@@ -140,7 +123,7 @@ def test_hold_back_study_trains_on_pseudo_labels_only_and_resumes(tmp_path, monk
     held = pool["held_back"]
     assert len(held) == 10 == pool["pool"] and pool["labelled"] == 10 and pool["mode"] == "hold_back"  # exactly half of 20
 
-    gold = conll(TRAIN * 2).strip().split("\n\n")
+    gold = tagged_conll(TRAIN * 2).strip().split("\n\n")
     gold_tags = [[line.split()[1] for line in sentence.split("\n")] for sentence in gold]
     labelled = [i for i in range(20) if i not in held]
     rounds = [(t, r) for t in ("0", "0.6", "0.999") for r in (1, 2)]

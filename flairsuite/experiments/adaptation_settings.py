@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Optional
 from flairsuite.charlm.settings import NOISE
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.corpus_choice import CorpusChoice
-from flairsuite.rawtext.prepare import corpus_sources
+from flairsuite.rawtext.prepare import text_files
 from flairsuite.settings_schema import KEYS, POSITIVE_INTEGER, CheckedSettings, Rule, Wording, checked_keys, interval, setting
 from flairsuite.values import show
 
@@ -74,24 +74,6 @@ def _fail(message: str) -> FlairsuiteError:
     return FlairsuiteError(f"{KEY}: {message}, e.g. `{EXAMPLE}`")
 
 
-def _texts(value: Any, base: Path) -> tuple[Path, ...]:
-    """The text files: each item a file, or a folder read as train-charlm --corpus reads one (its .txt and .txt.gz
-    files, so a letter added to the folder changes the fingerprint)."""
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not items or not all(isinstance(item, str) and item for item in items):
-        raise _fail(f"text must be a file or folder, or a list of them, of raw text (found {show(value)})")
-    paths = []
-    for item in items:
-        path = (base / item).resolve()
-        if not path.exists():
-            raise FlairsuiteError(f"{KEY}: text: {item} is not a file or folder ({path})")
-        try:
-            paths.extend(source.path for source in corpus_sources("", [str(path)], base))
-        except FlairsuiteError as err:
-            raise FlairsuiteError(f"{KEY}: text: {item}: {err}") from None
-    return tuple(dict.fromkeys(paths))
-
-
 def _exclude(value: Any, corpora: list[CorpusChoice]) -> tuple[str, ...]:
     """The corpora whose dev/test sentences are cut out, as --exclude arguments: registered ones by name, an own corpus by
     its folder, or (another format than column, or other reading keys) its entry as a YAML mapping."""
@@ -133,6 +115,7 @@ def parse_adaptation(data: dict[str, Any], base: Path, corpora: list[CorpusChoic
         if name == block.get(key):
             raise FlairsuiteError(f"{KEY}: name: {show(name)} is the initial {initial}: give the adapted {adapted} own")
     return replace(
-        adaptation, texts=_texts(block["text"], base), name=block["name"], exclude=_exclude(block.get("exclude"), corpora),
+        adaptation, texts=text_files(block["text"], base, f"{KEY}: text", example), name=block["name"],
+        exclude=_exclude(block.get("exclude"), corpora),
         heldout_fraction=None if heldout is None else float(heldout),
     )

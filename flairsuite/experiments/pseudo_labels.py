@@ -71,10 +71,8 @@ def label_pool(model: torch.nn.Module, pool: SplitFeatures, floor: float, gold: 
     with the pool's `gold` tags (held-back train sentences) also the model's scores on the whole pool (`task_scores`)."""
     values: list[float] = [0.0] * len(pool)
     decoded: list[list[str]] = [[] for _ in range(len(pool))]
-    order = sorted(range(len(pool)), key=lambda i: -pool.lengths[i])  # similar lengths pad least
     with torch.no_grad():
-        for indices in pool.batches(LABEL_BATCH, order):
-            batch = pool.batch(indices)
+        for batch in pool.longest_first(LABEL_BATCH):
             for index, found in zip(batch.order, sentence_scores(model, batch.tensor, batch.lengths)):
                 values[index] = confidence(found)
                 decoded[index] = [tag for tag, _ in found.tags]

@@ -16,7 +16,6 @@ scores, from that round's epoch checkpoint, and always trains on the recorded ps
 refused unless `--force`, which starts the studies over.
 """
 
-import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -28,12 +27,13 @@ import torch
 from tqdm import tqdm
 
 from flairsuite.embeddings import artifact_digest
-from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run, runs
 from flairsuite.experiments.identity import digest, fingerprint, run_record
 from flairsuite.experiments.pseudo_labels import LABELS_RECORD, PseudoLabels, label_pool
 from flairsuite.experiments.reading import Experiment
+from flairsuite.experiments.rounds import check_rounds_state, round_record
 from flairsuite.experiments.run_data import GridData, features, label_type, run_stack, tag_dictionary
 from flairsuite.experiments.runner import select
 from flairsuite.experiments.self_training_pool import StudyData, hold_back_data, text_data, with_pseudo_labels
@@ -60,7 +60,7 @@ from flairsuite.tagging.cache import cached_vectors
 from flairsuite.tagging.data import LabeledSplit
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.scoring import task_scores
-from flairsuite.tagging.tagger_training import TaggerProgress, decode, train_tagger
+from flairsuite.tagging.tagger_training import TaggerProgress, train_tagger
 
 CHECKPOINT_FILE = "checkpoint.pt"
 TEXT_SPLIT = "self-training text"
@@ -161,15 +161,8 @@ class Study:
         return PseudoLabels.of_record(record)
 
     def scored(self, model: torch.nn.Module, progress: TaggerProgress, started: float, **fields: Any) -> dict[str, Any]:
-        """The record of a round: where it belongs, what it trained on (`fields`), dev and test scores."""
-        run, task = self.run, self.run.corpus.task
-        dev, test = self.cached("dev"), self.cached("test")
-        dev_scores = task_scores(task.name, dev.split.tags, decode(model, dev))
-        test_scores = task_scores(task.name, test.split.tags, decode(model, test))
-        return {"experiment": run.experiment, "corpus": run.corpus.key, "stack": run.embeddings, "tagger": run.tagger, "seed": run.seed,
-                **fields, "dev": dev_scores[task.metric], "test": test_scores[task.metric], "test_scores": test_scores,
-                "epochs": progress.epoch, "best_epoch": progress.best_epoch,
-                "seconds": round(time.perf_counter() - started + progress.resumed_at, 1)}
+        """The record of a round: where it belongs, what it trained on (`fields`), dev and test scores (`rounds.round_record`)."""
+        return round_record(self.run, model, progress, started, self.cached("dev"), self.cached("test"), **fields)
 
     def pseudo_score(self, data: StudyData, kept: list[int], labels: PseudoLabels) -> Optional[float]:
         """The main score of the kept pseudo-labels against the pool's gold tags (None: gold unknown, or nothing kept)."""
@@ -251,30 +244,6 @@ def study_key(config: ExperimentConfig, digests: dict[str, str], text_digests: l
     return digest({"grid": fingerprint(config), "self_training": config.self_training.record(text_digests), "artifacts": digests})
 
 
-def check_study_state(out: Path, config: ExperimentConfig, key: str, text: str, force: bool) -> None:
-    """Refuse other settings under the same name unless `force` (which removes the old studies); record these."""
-    state = out / STATE_FILE
-    if state.is_file():
-        try:
-            old = read_record(state, {"key": TEXT}, remedy="delete it or pass --force")["key"]
-        except InputError:
-            if not force:
-                raise
-            old = None  # damaged: --force starts over
-        if old != key:
-            if not force:
-                raise FlairsuiteError(f"{out} holds self-training of a different '{config.name}' config: pass --force to start it over, "
-                                      "or choose a new name")
-            with claimed(out) as mine:
-                if not mine:
-                    raise FlairsuiteError(f"{out} is being studied by another process: stop it before --force")
-            shutil.rmtree(out)
-    elif out.is_dir() and any(out.iterdir()) and not force:
-        raise FlairsuiteError(f"{out} holds runs of a grid without self_training: choose a new name or pass --force")
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(state, {"name": config.name, "key": key, "config": text})
-
-
 def run_self_training(experiment: Experiment, home: Path, corpora_root: Path, force: bool = False, echo: Callable[[str], None] = print,
                       cache: Optional[Path] = None, patterns: Sequence[str] = ()) -> Path:
     """Every study of the experiment (those matching `patterns`: a second process may take others); its results folder."""
@@ -291,7 +260,8 @@ def run_self_training(experiment: Experiment, home: Path, corpora_root: Path, fo
     digests = {spec: artifact_digest(spec, home) for spec in sorted({spec for run in grid for spec in run.embedding_specs})}
     key = study_key(config, digests, [text_digest(text) for text in settings.texts])
     out = results_dir(home) / config.name
-    check_study_state(out, config, key, experiment.text, force)
+    check_rounds_state(out, out / STATE_FILE, config, key, experiment.text, force, holds="self-training", busy="studied",
+                       block="self_training")
     data = GridData(home, corpora_root, cache=cache)
     texts = TextPools(data, settings.texts) if settings.texts else None
     started = time.perf_counter()

@@ -23,7 +23,7 @@ from flair.models import SequenceTagger
 from flairsuite.embeddings import frozen
 from flairsuite.errors import FlairsuiteError
 from flairsuite.models.registry import TAGGERS
-from flairsuite.rawtext.prepare import corpus_sources
+from flairsuite.rawtext.prepare import text_files
 from flairsuite.settings_schema import KEYS, POSITIVE_INTEGER, CheckedSettings, Rule, Wording, checked_keys, interval, setting
 from flairsuite.values import show
 
@@ -69,23 +69,6 @@ def scorable_taggers() -> tuple[str, ...]:
     return tuple(name for name, spec in TAGGERS.items() if spec.saved_as is SequenceTagger)
 
 
-def _texts(value: Any, base: Path) -> tuple[Path, ...]:
-    """The raw text files: each item a file, or a folder's .txt and .txt.gz files (as `adapt: text:` reads them)."""
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not items or not all(isinstance(item, str) and item for item in items):
-        raise FlairsuiteError(f"{KEY}.text must be a file or folder, or a list of them, of raw text (found {show(value)})")
-    paths = []
-    for item in items:
-        path = (base / item).resolve()
-        if not path.exists():
-            raise FlairsuiteError(f"{KEY}.text: {item} is not a file or folder ({path})")
-        try:
-            paths.extend(source.path for source in corpus_sources("", [str(path)], base))
-        except FlairsuiteError as err:
-            raise FlairsuiteError(f"{KEY}.text: {item}: {err}") from None
-    return tuple(dict.fromkeys(paths))
-
-
 def _check_grid(taggers: list[str], stacks: dict[str, tuple[str, ...]], fine_tune: tuple[bool, ...], data: dict[str, Any]) -> None:
     """What the rounds need of the grid: taggers that score their pseudo-labels, frozen stacks, no other simulation."""
     usable = scorable_taggers()
@@ -114,7 +97,7 @@ def parse_self_training(data: dict[str, Any], base: Path, taggers: list[str], st
                          examples={key: f", e.g. `{EXAMPLE}`" for key in FIELDS})
     _check_grid(taggers, stacks, fine_tune, data)
     thresholds = block["thresholds"]
-    texts = _texts(block["text"], base) if "text" in block else ()
+    texts = text_files(block["text"], base, f"{KEY}.text") if "text" in block else ()
     hold_back = block.get("hold_back")
     return SelfTraining(thresholds=tuple(thresholds) if isinstance(thresholds, list) else thresholds, rounds=block["rounds"],
                         hold_back=None if hold_back is None else hold_back, texts=texts)

@@ -32,11 +32,12 @@ import torch
 from tqdm import tqdm
 
 from flairsuite.embeddings import artifact_digest, frozen
-from flairsuite.errors import FlairsuiteError, InputError
+from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run, runs, train_settings
 from flairsuite.experiments.identity import digest, fingerprint, run_record
 from flairsuite.experiments.reading import Experiment
+from flairsuite.experiments.rounds import check_rounds_state, round_record
 from flairsuite.experiments.run_data import GridData, features, label_type, run_stack, tag_dictionary
 from flairsuite.experiments.simulation_report import (
     CSV_FILE,
@@ -61,8 +62,7 @@ from flairsuite.models.uncertainty import sentence_scores
 from flairsuite.settings_schema import NON_NEGATIVE_INTEGER, TEXT, Rule
 from flairsuite.tagging.data import LabeledSplit
 from flairsuite.tagging.features import SplitFeatures
-from flairsuite.tagging.scoring import task_scores
-from flairsuite.tagging.tagger_training import decode, train_tagger
+from flairsuite.tagging.tagger_training import train_tagger
 
 CHECKPOINT_FILE = "checkpoint.pt"
 SCORE_BATCH = 256  # pool sentences scored per batch
@@ -105,10 +105,8 @@ def choose(strategy: str, model: torch.nn.Module, pool: SplitFeatures, candidate
     if strategy == "random":
         return sorted(rng.sample(candidates, n)), []
     values: dict[int, float] = {}
-    order = sorted(candidates, key=lambda i: -pool.lengths[i])
     with torch.no_grad():
-        for indices in pool.batches(SCORE_BATCH, order):
-            batch = pool.batch(indices)
+        for batch in pool.longest_first(SCORE_BATCH, candidates):
             for index, found in zip(batch.order, sentence_scores(model, batch.tensor, batch.lengths)):
                 values[index] = found.measure(strategy)
     measured = [values[i] for i in candidates]
@@ -152,15 +150,8 @@ class Simulation:
         return model, progress
 
     def scored(self, model: torch.nn.Module, progress: Any, started: float, **fields: Any) -> dict[str, Any]:
-        """The record of a trained model: where it belongs, dev and test scores (the task's main score and all of them)."""
-        run = self.run
-        dev, test = self.cached("dev"), self.cached("test")
-        metric = run.corpus.task.metric
-        dev_scores = task_scores(run.corpus.task.name, dev.split.tags, decode(model, dev))
-        test_scores = task_scores(run.corpus.task.name, test.split.tags, decode(model, test))
-        return {"experiment": run.experiment, "corpus": run.corpus.key, "stack": run.embeddings, "tagger": run.tagger, "seed": run.seed,
-                **fields, "dev": dev_scores[metric], "test": test_scores[metric], "test_scores": test_scores, "epochs": progress.epoch,
-                "best_epoch": progress.best_epoch, "seconds": round(time.perf_counter() - started + progress.resumed_at, 1)}
+        """The record of a trained model: where it belongs, dev and test scores (`rounds.round_record`)."""
+        return round_record(self.run, model, progress, started, self.cached("dev"), self.cached("test"), **fields)
 
     def simulate(self, echo: Callable[[str], None]) -> None:
         """Every round still without scores, then the final checks."""
@@ -229,28 +220,6 @@ def simulation_key(config: ExperimentConfig, digests: dict[str, str]) -> str:
     return digest({"grid": fingerprint(config), "active_learning": block, "artifacts": digests})
 
 
-def check_simulation_state(out: Path, config: ExperimentConfig, key: str, text: str, force: bool, sizes: dict[str, int]) -> None:
-    """Refuse other settings under the same name unless `force` (which removes the old simulation); record these."""
-    state = out / STATE_FILE
-    if state.is_file():
-        try:
-            old = read_record(state, {"key": TEXT}, remedy="delete it or pass --force")["key"]
-        except InputError:
-            if not force:
-                raise
-            old = None  # damaged: --force starts over
-        if old != key:
-            if not force:
-                raise FlairsuiteError(f"{out} holds a simulation of a different '{config.name}' config: pass --force to start it over, or choose a new name")
-            with claimed(out) as mine:
-                if not mine:
-                    raise FlairsuiteError(f"{out} is being simulated by another process: stop it before --force")
-            shutil.rmtree(out)
-    elif out.is_dir() and any(out.iterdir()) and not force:
-        raise FlairsuiteError(f"{out} holds runs of a grid without active_learning: choose a new name or pass --force")
-    write_json(state, {"name": config.name, "key": key, "config": text, "train_sentences": sizes})
-
-
 def run_simulation(experiment: Experiment, home: Path, corpora_root: Path, force: bool = False, echo: Callable[[str], None] = print,
                    cache: Optional[Path] = None, patterns: Sequence[str] = ()) -> Path:
     """Simulate every strategy on every run of the experiment; its results folder (tables and plot written there)."""
@@ -271,7 +240,8 @@ def run_simulation(experiment: Experiment, home: Path, corpora_root: Path, force
     out = results_dir(home) / config.name
     data = GridData(home, corpora_root, cache=cache)
     sizes = {run.corpus.key: len(data.splits(run.corpus)["train"]) for run in grid}
-    check_simulation_state(out, config, key, experiment.text, force, sizes)
+    check_rounds_state(out, out / STATE_FILE, config, key, experiment.text, force, holds="a simulation", busy="simulated",
+                       block="active_learning", train_sentences=sizes)
     out.mkdir(parents=True, exist_ok=True)
     jobs = [(run, strategy) for run in grid for strategy in settings.strategies]
     started = time.perf_counter()

@@ -10,7 +10,8 @@ become `<unk>`. Each split is stored as text and as a memory-mapped uint16 array
 Text for continuing a trained LM (`train-charlm --init`) is prepared with that LM's dictionary (`base_chars`, in its
 id order): a character the LM lacks becomes `<unk>` (`new_chars: unk`) or, unless it is among the rarest, gets an id
 after the LM's own (`new_chars: extend`). `exclude` names more labeled corpora (registered names of any language, or
-own corpus folders) whose dev and test sentences are cut out too.
+own corpus folders) whose dev and test sentences are cut out too. `text_files` reads an experiment file's `text:`
+setting (`adapt:`, `self_training:`) into the files `--corpus` reads.
 """
 
 import hashlib
@@ -20,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from flair.data import Dictionary
@@ -32,6 +34,7 @@ from flairsuite.files.atomic import write_json
 from flairsuite.files.locks import folder_built_once
 from flairsuite.rawtext.exclusion import SentenceIndex, excluded_sentences, heldout_sentences
 from flairsuite.rawtext.settings import CONTINUATION_KEYS, PrepareConfig
+from flairsuite.values import show
 
 PREPARE_VERSION = 2  # the prepared files' format and the leave-out's matching (the cache key holds it; 2: surface-text units)
 PREPARED_SPLITS = ("train", "valid", "test")
@@ -110,6 +113,26 @@ def corpus_sources(raw_set: str, corpus: Iterable[str], root: Path) -> list[Sour
             raise FlairsuiteError(f"{path}: no such file or folder")
         sources.extend(Source(f.name, f, LINES) for f in files)
     return sources
+
+
+def text_files(value: Any, base: Path, setting: str, hint: str = "") -> tuple[Path, ...]:
+    """The raw text files an experiment-file setting names (`adapt: text`, `self_training.text`): `value` is a file or
+    folder, or a list of them, relative to `base`; a folder gives its .txt and .txt.gz files, as `--corpus` reads it (so a
+    letter added to the folder changes a fingerprint of the files). A file named twice counts once. Errors name `setting`;
+    `hint` ends the one for a malformed value."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items or not all(isinstance(item, str) and item for item in items):
+        raise FlairsuiteError(f"{setting} must be a file or folder, or a list of them, of raw text (found {show(value)}){hint}")
+    paths = []
+    for item in items:
+        path = (base / item).resolve()
+        if not path.exists():
+            raise FlairsuiteError(f"{setting}: {item} is not a file or folder ({path})")
+        try:
+            paths.extend(source.path for source in corpus_sources("", [str(path)], base))
+        except FlairsuiteError as err:
+            raise FlairsuiteError(f"{setting}: {item}: {err}") from None
+    return tuple(dict.fromkeys(paths))
 
 
 def config_record(config: PrepareConfig) -> dict:

@@ -1,4 +1,4 @@
-"""Batches of embedding tensors for the training loop: cached rows gathered from memory maps, live parts embedded.
+"""Batches of embedding tensors for the training loop and for tagging a whole split: cached rows gathered from memory maps, live parts embedded.
 
 A stack's vector for a token is the concatenation of its embeddings' vectors in stack order, as
 Flair's `StackedEmbeddings` builds it. Frozen embeddings come from the cache (`cache.py`); an
@@ -6,6 +6,7 @@ embedding that trains with the tagger (`char`, a fine-tuned `bert:`) is the mode
 sentences so that its gradient flows.
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Union
 
@@ -71,3 +72,10 @@ class SplitFeatures:
         """`order` (default: corpus order) cut into consecutive batches of `size` sentence indices."""
         order = list(range(len(self))) if order is None else order
         return [order[start : start + size] for start in range(0, len(order), size)]
+
+    def longest_first(self, size: int, indices: list[int] | None = None) -> Iterator[Batch]:
+        """The sentences `indices` (default: all), longest first, as batches of `size` (similar lengths pad least): how a
+        model tags or scores a whole split; `Batch.order` says which sentence each row is."""
+        order = sorted(range(len(self)) if indices is None else indices, key=lambda i: -self.lengths[i])
+        for batch in self.batches(size, order):
+            yield self.batch(batch)

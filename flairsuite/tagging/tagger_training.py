@@ -78,10 +78,8 @@ def decode(model: torch.nn.Module, features: SplitFeatures, batch_size: int = DE
     """The raw predicted BIO tags of every sentence of `features`, in corpus order."""
     model.eval()
     predicted: list[list[str]] = [[] for _ in range(len(features))]
-    order = sorted(range(len(features)), key=lambda i: -features.lengths[i])  # similar lengths pad least
     with torch.no_grad():
-        for indices in features.batches(batch_size, order):
-            batch = features.batch(indices)
+        for batch in features.longest_first(batch_size):
             for index, tagged in zip(batch.order, features_decode(model, batch.tensor, batch.lengths)):
                 predicted[index] = [tag for tag, _ in tagged]
     return predicted
