@@ -49,6 +49,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
+from common import run_main  # noqa: E402
 from flair.data import Sentence  # noqa: E402
 
 from flairsuite.corpora.break_marks import marks_of, reading_hyphen  # noqa: E402
@@ -165,7 +166,8 @@ def f1(gold: list[list[str]], predicted: list[list[str]], sentences: list[Senten
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", type=Path, default=MODEL, help="a saved tagger trained on AjMC (read only)")
+    parser.add_argument("--model", type=Path, default=MODEL, help="a saved tagger trained on AjMC (read only; the default is made by "
+                        "`flairsuite tag experiments/ajmc-subwords.yaml`)")
     parser.add_argument("--corpora-dir", type=Path, default=Path(os.environ.get("FLAIRSUITE_CORPORA", "corpora")))
     parser.add_argument("--share", type=float, default=0.05, help="share of the tokens with --min-letters letters cut")
     parser.add_argument("--entity-share", type=float, default=1.0, help="share of the entity tokens with --min-letters letters cut")
@@ -222,4 +224,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(lambda: main() or 0)
