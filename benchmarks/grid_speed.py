@@ -27,6 +27,10 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from common import run_main
+
+from flairsuite.errors import FlairsuiteError
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 STACKS = {
@@ -117,7 +121,9 @@ def side(args: argparse.Namespace, name: str) -> dict[str, Any]:
     command = [sys.executable, __file__, "--side", name, "--epochs", str(args.epochs), "--threads", str(args.threads),
                "--corpora-dir", args.corpora_dir, "--seeds", *map(str, args.seeds)]
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
-    result = subprocess.run(command, stdout=subprocess.PIPE, text=True, env=env, check=True)
+    result = subprocess.run(command, stdout=subprocess.PIPE, text=True, env=env)
+    if result.returncode != 0:
+        raise FlairsuiteError(f"the {name} side failed (exit code {result.returncode}; its error line is above)")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -141,18 +147,19 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> list
     return lines
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     if args.side:
         child(args)
-        return
+        return 0
     results = {name: side(args, name) for name in ("flair", "flairsuite")}
     lines = report(args, results)
     print("\n".join(lines))
     from flairsuite.files.atomic import write_json
 
     write_json(args.out, {"settings": {k: v for k, v in vars(args).items() if k not in ("out", "side")}, "results": results, "report": lines})
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

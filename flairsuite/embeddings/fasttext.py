@@ -22,6 +22,7 @@ from flair.embeddings import TokenEmbeddings, WordEmbeddings
 
 from flairsuite.embeddings.spec_name import flag_problem, split_name
 from flairsuite.embeddings.subword_vectors import SubwordWordEmbeddings
+from flairsuite.embeddings.vector_table import word_embeddings
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files.paths import wordvectors_dir
 from flairsuite.rawtext.language import raw_languages
@@ -78,14 +79,15 @@ def frozen(fine_tune: bool) -> bool:
 
 
 def resolve(name: str, path: Optional[Path]) -> TokenEmbeddings:
-    """Flair's embedding of the vectors file; for `@subwords` (`path`: the model) a `SubwordWordEmbeddings` of the vectors
-    file beside the model's folder, named apart from the plain embedding."""
+    """Flair's embedding of the vectors file (built with one copy of the table in memory: `vector_table.py`); for
+    `@subwords` (`path`: the model) a `SubwordWordEmbeddings` of the vectors file beside the model's folder, named apart
+    from the plain embedding."""
     if not is_model(path):
-        return WordEmbeddings(str(path))
+        return word_embeddings(path)
     vectors = artifact_folder(path) / VECTORS_FILE
     if not vectors.is_file():
         raise FlairsuiteError(f"{vectors} not found beside {path.parent}: run `{build_command(name)}`")
-    return SubwordWordEmbeddings(str(vectors), model=str(path.resolve()), name=f"{vectors}@subwords")
+    return word_embeddings(vectors, SubwordWordEmbeddings, model=str(path.resolve()), name=f"{vectors}@subwords")
 
 
 def recognizes(embedding: TokenEmbeddings) -> bool:

@@ -12,6 +12,7 @@ Layout of `results/<experiment>/`:
   and `.lock` (held by the training process: a second process skips the run, `locks.py`).
 """
 
+import gc
 import shutil
 import time
 from collections.abc import Sequence
@@ -95,6 +96,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
     `artifacts`: the digest of each embedding spec's files (`artifact_digest`), recorded in the metrics.
     """
     started = time.perf_counter()
+    gc.collect()  # the run before's model (Flair's embeddings sit in reference cycles: fasttext:de holds a 190 MB table) goes first
     with PeakMemory() as peak:  # the run's peak RssAnon (memory-mapped cache pages excluded) and RSS
         flair.set_seed(run.seed)  # the initial weights depend on the seed only, not on the runs before this one in the process
         model = build_tagger(run.tagger, run_stack(run, data.home), tag_dictionary(run.corpus), label_type(run.corpus))
