@@ -121,8 +121,13 @@ def one_error_line(result) -> str:
 
 
 REPO = Path(__file__).resolve().parent.parent
-# own corpora and texts that committed experiments derive from the shared datasets: path below the repository -> build script
-DERIVED_CORPORA = {"corpora/ler-courts-ordered": "experiments/ler_courts_ordered.py", "corpora/ajmc-de-train.txt": "experiments/ajmc_train_text.py"}
+# own corpora and texts that committed experiments derive from the shared datasets: path below the repository -> the build
+# script and its arguments, run in the repository's root
+DERIVED_CORPORA = {
+    "corpora/ler-courts-ordered": ["experiments/ler_courts_ordered.py"],
+    "corpora/ajmc-de-train.txt": ["experiments/ajmc_train_text.py"],
+    "corpora/sturm-train.txt": ["experiments/train_text.py", "sturm", "corpora/sturm-train.txt"],
+}
 
 
 def provide_derived_corpora(experiment: Path) -> None:
@@ -134,7 +139,7 @@ def provide_derived_corpora(experiment: Path) -> None:
     import sys
 
     text = experiment.read_text(encoding="utf-8")
-    for folder, script in DERIVED_CORPORA.items():
+    for folder, (script, *arguments) in DERIVED_CORPORA.items():
         if Path(folder).name not in text:
             continue
         target = REPO / folder
@@ -144,7 +149,7 @@ def provide_derived_corpora(experiment: Path) -> None:
         with open(target.parent / f".{target.name}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not (target.is_file() or (target / "test.conll").is_file()):
-                subprocess.run([sys.executable, str(REPO / script)], check=True, capture_output=True)
+                subprocess.run([sys.executable, str(REPO / script), *arguments], check=True, capture_output=True, cwd=REPO)
 
 
 def well_formed(document: str) -> ET.Element:
