@@ -11,6 +11,7 @@ from pathlib import Path
 
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.own import own_corpus
+from flairsuite.files.atomic import write_text
 from flairsuite.files.yaml_file import read_yaml
 
 EXPERIMENT = Path(__file__).resolve().parent / "ajmc-baseline.yaml"
@@ -21,8 +22,7 @@ def main() -> None:
     entry = {**read_yaml(EXPERIMENT, "experiment file")["corpora"][0], "max_tokens": None}  # whole sentences, as the text reads
     spec = own_corpus(entry, EXPERIMENT.parent)
     train = read_splits(spec, Path(spec.folder), ["train"])["train"]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("".join(" ".join(sentence.tokens) + "\n" for sentence in train.sentences), encoding="utf-8")
+    write_text(OUT, "".join(" ".join(sentence.tokens) + "\n" for sentence in train.sentences))  # whole or not at all
     print(f"{OUT}: {len(train.sentences):,} sentences")
 
 

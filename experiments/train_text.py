@@ -15,6 +15,7 @@ from pathlib import Path
 from flairsuite.corpora.labeled import read_splits
 from flairsuite.corpora.registry import dataset
 from flairsuite.errors import FlairsuiteError
+from flairsuite.files.atomic import write_text
 from flairsuite.files.paths import corpora_dir
 
 
@@ -28,7 +29,10 @@ def main() -> None:
         train = read_splits(dataset(args.dataset), corpora_dir(args.corpora_dir), ["train"])["train"]
     except FlairsuiteError as error:
         sys.exit(f"Error: {error}")
-    args.out.write_text("".join(" ".join(sentence.tokens) + "\n" for sentence in train.sentences), encoding="utf-8")
+    try:  # whole or not at all: a killed run leaves no half-written text for an adaptation to read
+        write_text(args.out, "".join(" ".join(sentence.tokens) + "\n" for sentence in train.sentences))
+    except FlairsuiteError as error:
+        sys.exit(f"Error: {error}")
     print(f"{args.out}: {len(train.sentences):,} sentences")
 
 
