@@ -45,6 +45,6 @@ def word_embeddings(path: Path, kind: type[Embedding] = WordEmbeddings, **kwargs
     del keyed  # the memory map is closed here
     embedding = kind(None, vocab={}, embedding_length=table.size(1), name=kwargs.pop("name", str(path)), **kwargs)
     embedding.vocab = vocab
-    embedding.embeddings = embedding.name
+    embedding.embeddings = str(path)  # as Flair sets it: the file, also where the name differs (`@subwords`)
     embedding.embedding = torch.nn.Embedding.from_pretrained(table, freeze=not embedding.fine_tune)
     return embedding
