@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 import torch
-import torch.nn.functional as F
 from flair.data import Sentence
 from flair.embeddings import FlairEmbeddings, TokenEmbeddings
 
@@ -141,10 +140,10 @@ class CharLMFeatures:
     def states(self, ids: torch.Tensor, lengths: list[int]) -> torch.Tensor:
         """The LM's output (time, batch, dim) for character ids (time, batch) sorted longest first."""
         first, *later = self.recurrences
-        out = first.run(lambda t, n: F.embedding(ids[t, :n], self.table), lengths, False, self.zeros(ids, first))
+        out = first.run(self.table, ids, lengths, False, self.zeros(ids, first))
         for affine, recurrence in zip(self.inputs, later):
             projected = affine(out)
-            out = recurrence.run(lambda t, n, projected=projected: projected[t, :n], lengths, False, self.zeros(ids, recurrence))
+            out = recurrence.run(projected, None, lengths, False, self.zeros(ids, recurrence))
         return out if self.proj is None else self.proj(out)
 
     def zeros(self, ids: torch.Tensor, recurrence: Recurrence) -> torch.Tensor:

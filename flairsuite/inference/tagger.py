@@ -70,7 +70,7 @@ class FastHead:
         """LSTM direction k's hidden states (time, batch, H) over the batch's token embeddings (tokens, dim)."""
         padded = layout.time_major(self.inputs[k](embedded))
         out = padded.new_zeros(*padded.shape[:2], self.recurrences[k].hidden_size)
-        return self.recurrences[k].run(lambda t, n: padded[t, :n], layout.lengths, k == 1, out)
+        return self.recurrences[k].run(padded, None, layout.lengths, k == 1, out)
 
     def emissions(self, embedded: torch.Tensor, layout: "Layout", pool: ThreadPoolExecutor) -> torch.Tensor:
         """Tag scores (batch, time, tags); the LSTM's directions run in parallel in `pool`."""
