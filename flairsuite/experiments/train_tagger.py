@@ -9,12 +9,12 @@ The rules, in the order the command applies them:
    documents, sentences, tokens, entity types with counts, the split with the documents of dev and test.
 2. **Recipe** (`choose_recipe`), the one the docs give for own texts (results/README.md, "Historical text"): the language's
    released character-LM pair continued on the export's own text (its train split's sentences, one a line, written to
-   DIR/texts/) and on the `texts` given, fastText vectors `fasttext:LANG` continued alike where they exist with their
-   model (else left out, and said so), a BiLSTM-CRF, one seed. `max_epochs` caps the training; without it the tagger's
-   defaults hold (up to 150 epochs, stopping once annealing takes the learning rate below 1e-4). The LM training holds out
-   a share of the text's lines for validation and for test (train-charlm's 1 %); a train text of fewer than
-   `HELDOUT_LINES` / 0.01 lines holds out `HELDOUT_LINES` lines' worth each instead (at most 10 %), so that a small export
-   still leaves the LMs some validation text.
+   DIR/texts/) and on the `texts` given, the fastText vectors `fasttext:LANG` as they are where they exist (else left
+   out, and said so; continuing them too gained nothing on dev on AjMC nor on Sturm), a BiLSTM-CRF, one seed.
+   `max_epochs` caps the training; without it the tagger's defaults hold (up to 150 epochs, stopping once annealing
+   takes the learning rate below 1e-4). The LM training holds out a share of the text's lines for validation and for
+   test (train-charlm's 1 %); a train text of fewer than `HELDOUT_LINES` / 0.01 lines holds out `HELDOUT_LINES` lines'
+   worth each instead (at most 10 %), so that a small export still leaves the LMs some validation text.
 3. **One system.** The recipe is written as DIR/experiment.yaml (paths relative to it), read back by
    `reading.read_experiment`, its `adapt:` block run by the caller's `adapt` (the `tag` command's) and its grid by
    `dispatch.run_tag`: `flairsuite tag DIR/experiment.yaml` run from the same folder repeats it and finds the run finished.
@@ -40,17 +40,16 @@ from flairsuite.corpora.labeled import SplitData, missing_type_warnings, read_sp
 from flairsuite.corpora.own import own_corpus
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, names
 from flairsuite.corpora.tags import bio_spans
+from flairsuite.embeddings import artifact_path
 from flairsuite.errors import FlairsuiteError
-from flairsuite.experiments.adaptation import initial_pair, initial_vectors_of
+from flairsuite.experiments.adaptation import initial_pair
 from flairsuite.experiments.dispatch import TagRequest, run_tag
 from flairsuite.experiments.grid import runs
 from flairsuite.experiments.reading import Experiment, read_experiment
 from flairsuite.experiments.runner import MODEL_FILE
 from flairsuite.files.atomic import atomic_file, write_json, write_text
-from flairsuite.files.paths import model_roots, wordvectors_dir
 from flairsuite.results.metrics_file import METRICS_FILE, RunMetrics, read_run
 from flairsuite.results.tagger_report import write_tagger_report
-from flairsuite.wordvectors.store import VECTORS_FILE, vectors_folder
 
 EXPERIMENT_FILE, CARD_FILE, REPORT_FILE, TEXTS_FOLDER = "experiment.yaml", "card.json", "report.html", "texts"
 TAGGER = "bilstm-crf"
@@ -169,7 +168,7 @@ def read_export_corpus(location: Path, annotator: Optional[str] = None) -> tuple
 
 @dataclass(frozen=True)
 class Recipe:
-    """The own-text recipe (module docstring, 2): the pair continued from `lang` as `adapted`, and the vectors where `vectors`."""
+    """The own-text recipe (module docstring, 2): the pair continued from `lang` as `adapted`, and `fasttext:LANG` where `vectors`."""
 
     lang: str
     adapted: str
@@ -182,14 +181,14 @@ class Recipe:
         return "adapted+word" if self.vectors else "adapted"
 
     def specs(self) -> list[str]:
-        return [f"charlm:{self.adapted}-forward", f"charlm:{self.adapted}-backward", *([f"fasttext:{self.adapted}"] if self.vectors else [])]
+        return [f"charlm:{self.adapted}-forward", f"charlm:{self.adapted}-backward", *([f"fasttext:{self.lang}"] if self.vectors else [])]
 
     def adapt_block(self, texts: list[str]) -> dict[str, Any]:
         heldout = {"heldout_fraction": self.heldout_fraction} if self.heldout_fraction is not None else {}
-        return {"init": self.lang, **({"fasttext": self.lang} if self.vectors else {}), "text": texts, "name": self.adapted, **heldout}
+        return {"init": self.lang, "text": texts, "name": self.adapted, **heldout}
 
     def line(self, given_texts: int) -> str:
-        vectors = f"fastText vectors fasttext:{self.lang} continued alike" if self.vectors else self.note
+        vectors = f"fastText vectors fasttext:{self.lang} as they are" if self.vectors else self.note
         given = f" and {_plural(given_texts, 'plain text')} given" if given_texts else ""
         return (f"recipe: BiLSTM-CRF on the released {self.lang} character-LM pair continued on the export's train text{given} "
                 f"(charlm:{self.adapted}-forward, -backward); {vectors}")
@@ -211,12 +210,9 @@ def choose_recipe(lang: str, adapted: str, home: Path, source: Path, text_lines:
     except FlairsuiteError as err:
         raise FlairsuiteError(f"--lang {lang}: no character-LM pair to continue ({err}); the clone ships de, en, da and zh, "
                               f"or train one: flairsuite train-charlm --lang {lang}") from None
-    try:
-        initial_vectors_of(lang, home, source)
-    except FlairsuiteError as err:
-        present = any((vectors_folder(wordvectors_dir(root), lang) / VECTORS_FILE).is_file() for root in model_roots(home))
-        why = f"fasttext:{lang} cannot be continued: {err}" if present else f"no fasttext:{lang} to continue"
-        return Recipe(lang, adapted, False, f"fastText vectors left out ({why}; `flairsuite train-fasttext --lang {lang}` makes them)", heldout)
+    vectors = artifact_path(f"fasttext:{lang}", home)
+    if vectors is None or not vectors.is_file():
+        return Recipe(lang, adapted, False, f"fastText vectors left out (no fasttext:{lang}; `flairsuite train-fasttext --lang {lang}` makes them)", heldout)
     return Recipe(lang, adapted, True, heldout_fraction=heldout)
 
 
