@@ -18,8 +18,10 @@ from typing import Any, Optional
 
 from common import machine, run_main
 
+from flairsuite.errors import FlairsuiteError
 from flairsuite.files.atomic import write_json
 from flairsuite.files.paths import home
+from flairsuite.logs import flair_quiet
 
 HERE = Path(__file__).resolve().parent
 SPECS = ["fasttext:de"]
@@ -67,7 +69,8 @@ def benchmark_model() -> Path:
         for tag in ["O", "B-pers", "I-pers", "B-place", "I-place"]:
             tags.add_item(tag)
         path.parent.mkdir(parents=True, exist_ok=True)
-        model = build_tagger("map-crf", stack(SPECS, home()), tags, "ner")
+        with flair_quiet():  # Flair's INFO lines would go to stdout
+            model = build_tagger("map-crf", stack(SPECS, home()), tags, "ner")
         model.save(str(path))
     return path
 
@@ -82,6 +85,8 @@ def load_once(method: str, path: Path) -> dict[str, float]:
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     path = args.model or benchmark_model()
+    if not path.is_file():
+        raise FlairsuiteError(f"{path}: model file not found")
     print(f"model {path} ({path.stat().st_size / 1e6:,.0f} MB), {args.repeats} loads each, each in a fresh process", flush=True)
     runs: dict[str, list[dict[str, float]]] = {"flair": [], "flairsuite": []}
     for _ in range(args.repeats):
