@@ -11,8 +11,9 @@ shaped like batches of --corpus (Sturm by default; lengths from its train split 
 $FLAIRSUITE_CORPORA, else 5-60). Checks that both give the same loss in training mode (same seed, same dropout masks);
 exits with 1 where the suite's path is the slower. The bfloat16 column runs the suite's path under
 `flairsuite.runtime.precision.autocast` (the LSTM and the linear maps in bfloat16: oneDNN with AMX where the CPU has
-it); its loss differs from float32 by rounding, shown beside. The last row is the bfloat16 step with the
-CRF's former forward recursion (`log_partition_cube`). Run by hand:
+it; shown only on a CPU with bfloat16 units); its loss differs from float32 by rounding, shown beside. The last row is
+the bfloat16 step with the CRF's former forward recursion (`log_partition_cube`). The `oneDNN LSTM` row runs the LSTM
+on the padded batch (oneDNN's fused kernel; each sentence reversed for the backward direction). Run by hand:
 
     python benchmarks/bilstm_step_speed.py --quick
     FLAIRSUITE_CORPORA=/path/to/corpora python benchmarks/bilstm_step_speed.py --threads 1
@@ -28,10 +29,10 @@ from crf_speed import batch_parser, parsed, sentence_lengths, timed
 from flair.data import Dictionary
 from flair.embeddings import TokenEmbeddings
 
-from flairsuite.models.crf import crf_loss, emissions, gold_tensor, log_partition, log_partition_cube
+from flairsuite.models.crf import crf_loss, emissions, gold_tensor, log_partition, log_partition_cube, real_tokens_only
 from flairsuite.models.protocol import start_stop
 from flairsuite.models.registry import build_tagger
-from flairsuite.runtime.precision import autocast
+from flairsuite.runtime.precision import autocast, native_bfloat16
 
 Batch = tuple[torch.Tensor, torch.Tensor, list[list[str]]]  # embeddings (B, L, D), lengths (B,), gold BIO tags
 
@@ -67,6 +68,33 @@ def padded_emissions(model: torch.nn.Module, tensor: torch.Tensor, lengths: torc
     if model.use_rnn:
         packed = torch.nn.utils.rnn.pack_padded_sequence(tensor, lengths, batch_first=True)
         tensor, _ = torch.nn.utils.rnn.pad_packed_sequence(model.rnn(packed)[0], batch_first=True)
+    for use, layer in ((model.use_dropout, "dropout"), (model.use_locked_dropout, "locked_dropout")):
+        tensor = getattr(model, layer)(tensor) if use else tensor
+    return model.linear(tensor)
+
+
+def onednn_emissions(model: torch.nn.Module, tensor: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """`emissions` with the LSTM run on the padded batch, where torch hands a float32 CPU LSTM to oneDNN's fused kernel
+    (packed sequences never go there): the forward direction as it is, the backward one on each sentence reversed within
+    its length, so that the padding stays behind the real tokens in both and their outputs are the packed LSTM's."""
+    for use, layer in ((model.use_dropout, "dropout"), (model.use_word_dropout, "word_dropout"), (model.use_locked_dropout, "locked_dropout")):
+        tensor = getattr(model, layer)(tensor) if use else tensor
+    if model.reproject_embeddings:
+        tensor = real_tokens_only(model.embedding2nn, tensor, lengths)
+    rnn, longest = model.rnn, tensor.size(1)
+    positions = torch.arange(longest).unsqueeze(0)
+    mask = positions < lengths.unsqueeze(1)
+    reverse = torch.where(mask, lengths.unsqueeze(1) - 1 - positions, positions).unsqueeze(2)
+    start = tensor.new_zeros(1, tensor.size(0), rnn.hidden_size)
+
+    def direction(inputs: torch.Tensor, suffix: str) -> torch.Tensor:
+        weights = [getattr(rnn, f"{name}_l0{suffix}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        return torch.lstm(inputs, (start, start), weights, True, 1, 0.0, model.training, False, True)[0]
+
+    ahead = direction(tensor, "")
+    behind = direction(tensor.gather(1, reverse.expand(-1, -1, tensor.size(2))), "_reverse")
+    behind = behind.gather(1, reverse.expand(-1, -1, behind.size(2)))
+    tensor = torch.cat([ahead, behind], dim=2) * mask.unsqueeze(2)
     for use, layer in ((model.use_dropout, "dropout"), (model.use_locked_dropout, "locked_dropout")):
         tensor = getattr(model, layer)(tensor) if use else tensor
     return model.linear(tensor)
@@ -118,14 +146,19 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"{len(batches)} batches of {args.batch_size} ({source}): padded tokens {padded / real:.2f}x the real ones; "
           f"embedding width {args.width}; {torch.get_num_threads()} threads", flush=True)
     model = build_tagger("bilstm-crf", FixedWidth(args.width), labels, "ner").train()
-    steps = {"padded": step(model, padded_emissions), "real only": step(model, emissions), "+ bfloat16": step(model, emissions, "bfloat16"),
-             "cube CRF": step(model, emissions, "bfloat16", log_partition_cube)}
+    steps = {"padded": step(model, padded_emissions), "real only": step(model, emissions), "oneDNN LSTM": step(model, onednn_emissions)}
+    if native_bfloat16(torch.device("cpu")):  # elsewhere oneDNN emulates bfloat16, several times slower than float32
+        steps.update({"+ bfloat16": step(model, emissions, "bfloat16"), "cube CRF": step(model, emissions, "bfloat16", log_partition_cube)})
     gaps = {name: max(abs(run(b) - steps["padded"](b)) / abs(steps["padded"](b)) for b in batches[:4]) for name, run in steps.items()}
     seconds = {name: timed(run, batches, args) for name, run in steps.items()}
     print(f"\nbilstm-crf loss forward+backward, ms per batch (median of {args.repeats}), speed-up against padded float32:")
     for name, value in seconds.items():
         print(f"  {name:<12}{1000 * value:>8.1f} ms {seconds['padded'] / value:>6.2f}x   (loss relative difference {gaps[name]:.1e})")
-    print(f"(cube CRF: '+ bfloat16' with the CRF's former log-sum-exp recursion; the scaled one is {seconds['cube CRF'] / seconds['+ bfloat16']:.2f}x as fast)")
+    print("(oneDNN LSTM: 'real only' with the LSTM on the padded batch, each sentence reversed for the backward direction)")
+    if "cube CRF" in seconds:
+        print(f"(cube CRF: '+ bfloat16' with the CRF's former log-sum-exp recursion; the scaled one is {seconds['cube CRF'] / seconds['+ bfloat16']:.2f}x as fast)")
+    else:
+        print("(no bfloat16 rows: this CPU has no bfloat16 units, AVX-512 BF16 or AMX)")
     return 0 if seconds["padded"] >= seconds["real only"] else 1
 
 

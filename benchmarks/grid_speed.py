@@ -8,7 +8,8 @@ process (peak RSS is per process), with the same torch thread count:
   flair        ModelTrainer.train(..., embeddings_storage_mode="cpu"), per run: embeddings computed
                in the first epoch and held on the sentences, best-on-dev model written as Flair does
   flairsuite   `run_experiment` in an empty home (so the embedding cache starts empty and its
-               computation is counted), models, predictions and metrics written per run
+               computation is counted), models, predictions and metrics written per run; in float32, or with
+               --precision bfloat16 (the training setting `precision`) on a CPU with bfloat16 units
 
 Test F1 of both is Flair's span F1 (Flair side: the final test evaluation of `ModelTrainer.train`;
 flairsuite side: `flair_f1` of metrics.json, the same span decoding and micro F1).
@@ -49,6 +50,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     add("--epochs", type=int, default=3, help="epochs of every run (default 3)")
     add("--seeds", type=int, nargs="+", default=[1, 2], help="seeds (default 1 2)")
     add("--threads", type=int, default=2, help="torch threads of both sides (default 2)")
+    add("--precision", choices=["float32", "bfloat16"], default="float32",
+        help="flairsuite's training arithmetic (default float32; bfloat16 needs AVX-512 BF16 or AMX, Flair stays float32)")
     add("--corpora-dir", default=os.environ.get("FLAIRSUITE_CORPORA", str(ROOT / "corpora")), help="datasets folder (default: $FLAIRSUITE_CORPORA)")
     add("--out", type=Path, default=HERE / "results" / "grid_speed.json", help="results JSON")
     add("--side", choices=["flair", "flairsuite"], help=argparse.SUPPRESS)  # the child's job
@@ -97,7 +100,7 @@ def run_flairsuite(args: argparse.Namespace, work: Path) -> dict[str, float]:
     experiment = work / "grid.yaml"
     experiment.write_text(json.dumps({
         "name": "grid-speed", "corpora": ["sturm"], "embeddings": STACKS, "taggers": TAGGERS,
-        "seeds": args.seeds, "train": {"max_epochs": args.epochs},
+        "seeds": args.seeds, "train": {"max_epochs": args.epochs, "precision": args.precision},
     }))
     out = run_experiment(read_experiment(experiment), home, Path(args.corpora_dir), echo=lambda line: print(line, file=sys.stderr))
     return {run.metrics["run"]: run.metrics["flair_f1"]["test"] for run in read_runs(out)}
@@ -119,7 +122,7 @@ def child(args: argparse.Namespace) -> None:
 def side(args: argparse.Namespace, name: str) -> dict[str, Any]:
     """Run one side in a child process and read its JSON line."""
     command = [sys.executable, __file__, "--side", name, "--epochs", str(args.epochs), "--threads", str(args.threads),
-               "--corpora-dir", args.corpora_dir, "--seeds", *map(str, args.seeds)]
+               "--corpora-dir", args.corpora_dir, "--precision", args.precision, "--seeds", *map(str, args.seeds)]
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
     result = subprocess.run(command, stdout=subprocess.PIPE, text=True, env=env)
     if result.returncode != 0:
@@ -132,7 +135,7 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> list
     flair, suite = results["flair"], results["flairsuite"]
     runs = sorted(flair["test_f1"])
     lines = [f"grid: sturm x {len(STACKS)} stacks x {len(TAGGERS)} taggers x {len(args.seeds)} seeds = {len(runs)} runs, "
-             f"{args.epochs} epochs each, {args.threads} threads",
+             f"{args.epochs} epochs each, {args.threads} threads, flairsuite in {args.precision}",
              f"  {'side':<12}{'wall s':>9}{'peak RSS GB':>13}{'mean test F1':>14}"]
     for name, result in results.items():
         lines.append(f"  {name:<12}{result['seconds']:>9.0f}{result['peak_rss_gb']:>13.2f}{statistics.mean(result['test_f1'].values()) * 100:>14.2f}")
@@ -149,6 +152,11 @@ def report(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> list
 
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
+    import torch
+
+    from flairsuite.runtime.precision import require_precision
+
+    require_precision(args.precision, torch.device("cpu"), "grid_speed.py --precision bfloat16", "--precision float32")
     if args.side:
         child(args)
         return 0
