@@ -6,8 +6,10 @@ Flair's ModelTrainer on Sturm (`--epochs`, embeddings_storage_mode="cpu") and ca
 benchmarks/cache/ (git-ignored). Each run tags the Sturm and Arendt test sets (fresh Sentence objects
 every time) with:
   flair                plain Flair: model.predict(sentences), its defaults (mini_batch_size=32)
-  flairsuite           flairsuite.inference.FastTagger (the `flairsuite predict` default: int8, length-bucketed)
+  flairsuite           flairsuite.inference.FastTagger (the `flairsuite predict` default: the character LMs in
+                       int8, the tagger's layers in float32, length-bucketed)
   flairsuite float32   the same without quantisation
+  flairsuite int8 head the default with the tagger's layers in int8 too (quantize_head)
 --repeats times, alternating, and prints tokens/s, the ratio to Flair (target >= 4x), F1 on the Sturm
 test set (target: within 0.2 points of Flair's), agreement with Flair's spans, and peak RSS.
 Run `python benchmarks/predict_speed.py -h`; see benchmarks/README.md.
@@ -145,9 +147,9 @@ def flair_predict(model: SequenceTagger, sentences: list[Sentence]) -> Tags:
     return tags
 
 
-def fast_predict(model: SequenceTagger, sentences: list[Sentence], quantize: bool) -> Tags:
+def fast_predict(model: SequenceTagger, sentences: list[Sentence], quantize: bool, quantize_head: bool = False) -> Tags:
     """flairsuite's fast path (set-up included): the raw tags."""
-    return [[tag for tag, _ in row] for row in FastTagger(model, quantize=quantize).tag(sentences)]
+    return [[tag for tag, _ in row] for row in FastTagger(model, quantize=quantize, quantize_head=quantize_head).tag(sentences)]
 
 
 def reset_peak_rss() -> bool:
@@ -198,6 +200,7 @@ def measure(model: SequenceTagger, data: dict[str, list[TaggedSentence]], repeat
         "flair": lambda s: flair_predict(model, s),
         "flairsuite": lambda s: fast_predict(model, s, True),
         "flairsuite float32": lambda s: fast_predict(model, s, False),
+        "flairsuite int8 head": lambda s: fast_predict(model, s, True, quantize_head=True),
     }
     tokens = sum(len(s.tokens) for name in data for s in data[name])
     gold = [s.tags for s in data[TRAIN_CORPUS]]

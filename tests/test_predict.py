@@ -101,6 +101,17 @@ def test_fast_path_equals_plain_flair(models: dict[str, Path], name: str) -> Non
     assert sum(q == e for q, e in pairs) >= 0.95 * len(pairs)
 
 
+def test_fast_path_quantises_the_lms_and_keeps_the_tagger_float32(models: dict[str, Path]) -> None:
+    model = SequenceTagger.load(models["bilstm-crf"])
+    default = FastTagger(model)
+    lm_recurrences = [r.hidden for f in default.featurizers for r in getattr(f, "recurrences", [])]
+    assert lm_recurrences and all(affine.packed is not None for affine in lm_recurrences)  # the model's character LMs: int8
+    head = default.head
+    assert all(affine.packed is None for affine in (*head.inputs, *(r.hidden for r in head.recurrences), head.output))
+    whole = FastTagger(model, quantize_head=True).head
+    assert all(affine.packed is not None for affine in (*whole.inputs, *(r.hidden for r in whole.recurrences)))
+
+
 def test_fast_embeddings_equal_flair_embeddings(models: dict[str, Path]) -> None:
     from flairsuite.inference.embed import stack_featurizers
 

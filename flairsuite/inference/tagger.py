@@ -5,8 +5,10 @@ run in parallel threads, one intra-op thread each on 2 cores), then the tagger's
 then Viterbi (vectorised, Flair's values: `flairsuite.models.crf`) or arg-max decoding. Batches are
 length-bucketed (`flairsuite.embeddings.length_batches`): sentences sorted by length, cut at `batch_size`
 sentences or `char_budget` padded characters, whichever comes first; the LSTMs (`flairsuite.embeddings.lstm`)
-skip padding. With `quantize` (CPU only) the character
-LMs' LSTMs, the tagger's LSTM and its reprojection run in int8; the final tag map stays float32.
+skip padding. With `quantize` (CPU only) the character LMs' LSTMs run in int8, and the tagger's own layers stay
+float32: its input map (the reprojection folded into the LSTM's) reads the LMs' states and the word vectors, of very
+different scales, as one row, and int8 there moved 0.1 % more of the tags away from Flair's for 4-8 % of the time
+(benchmarks/README.md, predict_speed.py). `quantize_head` runs them in int8 as well.
 """
 
 from collections.abc import Callable, Iterator
@@ -127,13 +129,15 @@ def inferring(function: Callable[..., torch.Tensor]) -> Callable[..., torch.Tens
 class FastTagger:
     """`tag(sentences)`: per sentence, per token, the raw tag the model decodes and its confidence (Flair's)."""
 
-    def __init__(self, model: SequenceTagger, quantize: bool = True, batch_size: int = BATCH_SIZE, char_budget: int = CHAR_BUDGET) -> None:
+    def __init__(
+        self, model: SequenceTagger, quantize: bool = True, batch_size: int = BATCH_SIZE, char_budget: int = CHAR_BUDGET, quantize_head: bool = False
+    ) -> None:
         model.eval()
         self.model = model
         self.device = next(model.parameters()).device
         quantize = quantize and self.device.type == "cpu"
         self.featurizers = stack_featurizers(model.embeddings, quantize)
-        self.head = FastHead(model, quantize) if FastHead.supports(model) else None
+        self.head = FastHead(model, quantize and quantize_head) if FastHead.supports(model) else None
         self.batch_size = batch_size
         self.char_budget = char_budget
 
