@@ -12,6 +12,7 @@ Words cut at line ends (a corpus read with `line_break`): `joined.py`, `JoinedFl
 word whole (`join_breaks`), in Flair's path and in `CharLMFeatures` alike.
 """
 
+import threading
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -136,19 +137,34 @@ class CharLMFeatures:
         self.inputs = [Affine(weight, bias, quantize) for weight, bias in weights[1:]]
         self.recurrences = [Recurrence(getattr(rnn, f"weight_hh_l{k}"), quantize) for k in range(rnn.num_layers)]
         self.proj = None if lm.proj is None else Affine(lm.proj.weight, lm.proj.bias, quantize)
+        self.kept: dict[int, torch.Tensor] = {}  # per layer: the states' memory, kept from batch to batch
+        self.keeping = threading.Lock()  # held by the call that uses `kept`; a concurrent call takes new memory
 
-    def states(self, ids: torch.Tensor, lengths: list[int]) -> torch.Tensor:
-        """The LM's output (time, batch, dim) for character ids (time, batch) sorted longest first."""
+    def states(self, ids: torch.Tensor, lengths: list[int], memory: dict[int, torch.Tensor]) -> torch.Tensor:
+        """The LM's output (time, batch, dim) for character ids (time, batch) sorted longest first.
+
+        The last layer's values past a sequence's end are left as they were where nothing maps them (no projection):
+        the features take real positions only. A layer that an affine map reads whole is zeroed there, since int8
+        scales each call by its largest value.
+        """
         first, *later = self.recurrences
-        out = first.run(self.table, ids, lengths, False, self.zeros(ids, first))
-        for affine, recurrence in zip(self.inputs, later):
+        mapped = [layer < len(later) or self.proj is not None for layer in range(len(self.recurrences))]
+        out = first.run(self.table, ids, lengths, False, self.buffer(memory, 0, ids, first, mapped[0]))
+        for layer, (affine, recurrence) in enumerate(zip(self.inputs, later), start=1):
             projected = affine(out)
-            out = recurrence.run(projected, None, lengths, False, self.zeros(ids, recurrence))
+            out = recurrence.run(projected, None, lengths, False, self.buffer(memory, layer, ids, recurrence, mapped[layer]))
         return out if self.proj is None else self.proj(out)
 
-    def zeros(self, ids: torch.Tensor, recurrence: Recurrence) -> torch.Tensor:
-        """A zeroed (time, batch, hidden) output buffer for `recurrence`."""
-        return self.table.new_zeros(*ids.shape, recurrence.hidden_size)
+    def buffer(self, memory: dict[int, torch.Tensor], layer: int, ids: torch.Tensor, recurrence: Recurrence, zeroed: bool) -> torch.Tensor:
+        """A (time, batch, hidden) output tensor for `layer` (zeroed or not: a forward recurrence writes every row that
+        it reads) in `memory`'s tensor for the layer, grown as needed. Kept from batch to batch, it saves a new zeroed
+        tensor a batch and the faulting in of its pages: 6-11 % of the released LMs' time (benchmarks/README.md)."""
+        size = ids.numel() * recurrence.hidden_size
+        held = memory.get(layer)
+        if held is None or held.numel() < size or held.device != self.table.device:
+            held = memory[layer] = self.table.new_empty(size)
+        view = held[:size].view(*ids.shape, recurrence.hidden_size)
+        return view.zero_() if zeroed else view
 
     def __call__(self, sentences: list[Sentence]) -> torch.Tensor:
         read = read_in_context(self.embedding, sentences, getattr(self.embedding, "context_chars", 0))
@@ -158,7 +174,12 @@ class CharLMFeatures:
         ids = torch.zeros(len(marked[order[0]]), len(marked), dtype=torch.long)
         for i in order:
             ids[: len(marked[i]), column[i]] = torch.tensor(self.dictionary.get_idx_for_items(list(marked[i])))
-        states = self.states(ids.to(self.table.device), [len(marked[i]) for i in order])
         width = len(marked)
-        index = [t * width + column[i] for i, (_, offsets) in enumerate(read) for t in offsets]
-        return states.reshape(-1, states.size(2))[torch.tensor(index, device=states.device)]
+        index = torch.tensor([t * width + column[i] for i, (_, offsets) in enumerate(read) for t in offsets], device=self.table.device)
+        mine = self.keeping.acquire(blocking=False)
+        try:
+            states = self.states(ids.to(self.table.device), [len(marked[i]) for i in order], self.kept if mine else {})
+            return states.reshape(-1, states.size(2))[index]  # a copy: `kept` may be overwritten once released
+        finally:
+            if mine:
+                self.keeping.release()

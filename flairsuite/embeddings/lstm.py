@@ -122,7 +122,8 @@ class Recurrence:
         self.steps = compiled_steps()
 
     def run(self, inputs: torch.Tensor, ids: Optional[torch.Tensor], lengths: list[int], reverse: bool, out: torch.Tensor) -> torch.Tensor:
-        """Hidden states (time, batch, H) into the zeroed `out`, for sequences sorted longest first.
+        """Hidden states (time, batch, H) into `out`, for sequences sorted longest first; `out` must be zeroed where
+        `reverse` (a sequence's start state is read from past its end), and may hold anything otherwise.
 
         The projected input of step t for the first n sequences (those longer than t) is `inputs[t, :n]` (time,
         batch, 4H), or with `ids` (time, batch) the rows `ids[t, :n]` of the table `inputs` (entries, 4H). Only those
