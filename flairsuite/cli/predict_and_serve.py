@@ -46,7 +46,7 @@ def tei_blocks_option(context: click.Context, parameter: click.Parameter, value:
 @click.option("--batch-size", type=click.IntRange(min=1), default=None, help="Sentences per batch at most [default: 256 fast, 32 (Flair's) with --no-fast].")
 @click.option(
     "--fast/--no-fast", default=True, show_default=True,
-    help="flairsuite's fast path (int8 LSTMs, length-bucketed batches) or the model's own Flair predict.",
+    help="flairsuite's fast path (the character LMs in int8, length-bucketed batches) or the model's own Flair predict.",
 )
 @click.option("--entity-fix", is_flag=True, help="Repair ill-formed tags with the Entity-Fix rule (Zöllner et al. 2021, §4.3) before writing tags and spans.")
 @click.option(

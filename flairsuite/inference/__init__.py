@@ -1,6 +1,6 @@
 """Fast inference on the CPU for the suite's taggers: the stacked embedding tensor computed straight
 from the embeddings (each kind's fast featurizer from `flairsuite.embeddings`), length-bucketed
-batches, int8 dynamic quantisation of the LSTMs and linear maps. `FastTagger` (tagger.py) is the
+batches, int8 dynamic quantisation of the character LMs' LSTMs (the tagger's own layers stay float32). `FastTagger` (tagger.py) is the
 entry point; CSE models run through their `features_decode`. `saved_tagger.py` loads a saved suite tagger
 (a foreign or damaged file is a one-line error) and `raw_tags.py` splits texts and tags sentences by the fast path or by
 the model's own Flair `predict` (Entity-Fix on request): what `predict`, `serve`, `evaluate` and `suggest` share.

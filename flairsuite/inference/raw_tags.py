@@ -2,7 +2,7 @@
 
 Sentence splitting and tokenisation are Flair's (`SegtokSentenceSplitter`, segtok), or one token per character for a
 tagger whose model card says so (a Chinese one: `flairsuite.corpora.segmentation`). Tags are the decoder's raw
-per-token tags, before any span repair (CSE's decoder gives well-formed BIO). `fast` runs `FastTagger` (int8,
+per-token tags, before any span repair (CSE's decoder gives well-formed BIO). `fast` runs `FastTagger` (int8 LMs,
 length-bucketed; `tagger.py`); otherwise the model's own Flair `predict` (CSE's labels spans: they are read back as BIO
 tags, each token with its span's confidence, so that the mean over a span is the span's). With Entity-Fix (`fixed`) the
 raw tags go through the paper's rule (`flairsuite.models.entity_fix`) and keep their confidences.

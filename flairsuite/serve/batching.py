@@ -9,7 +9,7 @@ requests a few milliseconds apart, and one batch of all of them is cheaper than 
 request that comes alone (the last batch held one) is tagged at once. A call that fails is retried text by text, so that one text that breaks
 the model fails only its own request. A full queue refuses new texts (`Busy`).
 
-A text's spans do not depend on what it is batched with; on the fast path's int8 LSTMs (activations
+A text's spans do not depend on what it is batched with; on the fast path's int8 LMs (activations
 scaled per batch) its confidences may differ in the fourth decimal from those of the text alone.
 """
 
