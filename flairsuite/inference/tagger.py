@@ -7,8 +7,8 @@ length-bucketed (`flairsuite.embeddings.length_batches`): sentences sorted by le
 sentences or `char_budget` padded characters, whichever comes first; the LSTMs (`flairsuite.embeddings.lstm`)
 skip padding. With `quantize` (CPU only) the character LMs' LSTMs run in int8, and the tagger's own layers stay
 float32: its input map (the reprojection folded into the LSTM's) reads the LMs' states and the word vectors, of very
-different scales, as one row, and int8 there moved 0.1 % more of the tags away from Flair's for 4-8 % of the time
-(benchmarks/README.md, predict_speed.py). `quantize_head` runs them in int8 as well.
+different scales, as one row, and int8 there saved 6-10 % of the time but moved 0.1 % more of the tags away from
+Flair's (benchmarks/README.md, predict_speed.py). `quantize_head` runs them in int8 as well.
 """
 
 from collections.abc import Callable, Iterator
