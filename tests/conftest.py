@@ -1,12 +1,40 @@
 """Shared helpers for the unit tests: tiny fixture files written into tmp_path."""
 
 import gzip
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable, Union
 
 import pytest
 from click.testing import CliRunner
+
+XDIST_ONE_THREAD = bool(os.environ.get("PYTEST_XDIST_WORKER")) and os.environ.get("FLAIRSUITE_TEST_THREADS") != "torch"
+
+
+def one_torch_thread() -> None:
+    """One torch thread in this process where pytest-xdist runs two workers side by side.
+
+    Two torch threads meet after every small operation; with the other worker busy on the other core, each meeting
+    waits for the thread whose core is taken (the reason for the suite's thread rule, flairsuite/runtime/threads.py).
+    Set before each module's fixtures and before each test, since a command invoked in this process (CliRunner) applies
+    the rule and keeps its count. A test that wants another count sets it itself; commands in a subprocess apply the
+    rule as a user's do.
+    """
+    if XDIST_ONE_THREAD:
+        import torch
+
+        torch.set_num_threads(1)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread_for_module_fixtures() -> None:
+    one_torch_thread()
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread_for_each_test() -> None:
+    one_torch_thread()
 
 
 @pytest.fixture(autouse=True)
