@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import LETTERS_DEV, LETTERS_TEST, LETTERS_TRAIN, REPO, invoke, one_error_line, tagged_conll, write_file
+from scipy import stats
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments import load_experiment, read_experiment
@@ -19,7 +20,7 @@ from flairsuite.experiments.self_training_pool import held_back
 from flairsuite.experiments.self_training_text import text_split
 from flairsuite.experiments.simulation import subset
 from flairsuite.models.uncertainty import Scores
-from flairsuite.results.self_training_report import is_self_training
+from flairsuite.results.self_training_report import is_self_training, self_training_report
 from flairsuite.tagging.tagger_training import decode
 
 TRAIN = [*LETTERS_TRAIN, "Am Sonntag/B-date fuhr Otto/B-pers nach Köln/B-place .", "Anna/B-pers blieb in Hamburg/B-place ."]
@@ -223,3 +224,42 @@ def test_text_study_embeds_the_text_through_the_cache(tmp_path, monkeypatch):
     assert len(arrays) == 4  # train, dev, test and the text, each once
     again = run(path, home, tmp_path)  # finished: nothing is trained or embedded again
     assert files(again) == files(out) and sorted((home / "cache" / "embeddings").rglob("*.npy")) == arrays
+
+
+def write_round(study: Path, seed: int, index: int, dev: float, seconds: float, threshold: float | None = None, threads: int | None = 2) -> None:
+    folder = study / f"seed-{seed}" if threshold is None else study / f"seed-{seed}" / f"threshold-{threshold:g}"
+    record = {"corpus": "letters", "stack": "words", "tagger": "map-crf", "seed": seed, "round": index, "labelled": 10, "pool": 10,
+              "kept": 0 if threshold is None else 8, "dev": dev, "test": 0.5, "seconds": seconds}
+    if threshold is not None:
+        record["threshold"] = threshold
+    if threads is not None:
+        record["threads"] = threads
+    write_file(folder / f"round-{index:02d}.json", json.dumps(record))
+
+
+def test_table_gives_each_round_its_paired_dev_interval_and_its_cost_so_far(tmp_path):
+    study = tmp_path / "st" / "letters" / "words" / "map-crf"
+    zero_dev, later_dev = [0.80, 0.70, 0.75], [0.82, 0.73, 0.76]  # per-seed gains 2, 3, 1 points
+    for seed, (zero, later) in enumerate(zip(zero_dev, later_dev), 1):
+        write_round(study, seed, 0, zero, seconds=60.0 * seed)
+        write_round(study, seed, 1, later - 0.01, seconds=120.0, threshold=0.9)
+        write_round(study, seed, 2, later, seconds=180.0, threshold=0.9)
+    table = self_training_report(tmp_path / "st")
+    header = next(line for line in table.splitlines() if line.startswith("| threshold"))
+    columns = [cell.strip() for cell in header.strip("|").split("|")]
+    assert columns[-1] == "core-min up to this round" and "Δ dev [90 % interval]" in columns
+    rows = {tuple(cell.strip() for cell in line.strip("|").split("|"))[:2]: [cell.strip() for cell in line.strip("|").split("|")]
+            for line in table.splitlines() if line.startswith("| ") and not line.startswith("| threshold")}
+    half = stats.t.ppf(0.95, 2) * 1.0 / math.sqrt(3)  # differences 2, 3, 1: mean 2, sd 1
+    delta = columns.index("Δ dev [90 % interval]")
+    assert rows[("0.9", "2")][delta] == f"+2.00 [{2 - half:+.2f}, {2 + half:+.2f}]"
+    assert rows[("–", "0")][delta] == "–"
+    # round 0: 1, 2, 3 minutes on 2 threads (4 core-min on average); round 2 adds rounds 1 and 2 (2 + 3 minutes, 2 threads)
+    assert rows[("–", "0")][-1] == "4.0" and rows[("0.9", "1")][-1] == "8.0" and rows[("0.9", "2")][-1] == "14.0"
+
+    # rounds from before the threads were recorded: wall minutes, and the header says so
+    write_round(study, 1, 0, 0.80, seconds=60.0, threads=None)
+    table = self_training_report(tmp_path / "st")
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| threshold")]
+    assert "wall-min up to this round (threads not recorded)" in table
+    assert rows[0].endswith("| 2.0 |") and rows[-1].endswith("| 7.0 |")  # 1, 2, 3 minutes; then + 2 + 3 minutes

@@ -1,7 +1,7 @@
 """What the round-by-round experiments share: the active-learning simulation (`simulation.py`) and self-training
 (`self_training.py`). `check_rounds_state` guards an experiment's results folder by its state record (other settings under
 the same name are refused unless `--force`, which starts over); `round_record` is what a trained round records: where it
-belongs, what it trained on, and its dev and test scores.
+belongs, what it trained on, its dev and test scores, and its wall seconds and torch threads (its CPU cost).
 """
 
 import shutil
@@ -58,4 +58,4 @@ def round_record(run: Run, model: torch.nn.Module, progress: TaggerProgress, sta
     return {"experiment": run.experiment, "corpus": run.corpus.key, "stack": run.embeddings, "tagger": run.tagger, "seed": run.seed,
             **fields, "dev": dev_scores[task.metric], "test": test_scores[task.metric], "test_scores": test_scores,
             "epochs": progress.epoch, "best_epoch": progress.best_epoch,
-            "seconds": round(time.perf_counter() - started + progress.resumed_at, 1)}
+            "seconds": round(time.perf_counter() - started + progress.resumed_at, 1), "threads": torch.get_num_threads()}

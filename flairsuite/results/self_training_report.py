@@ -10,8 +10,11 @@ pseudo-labels of the pool), and per threshold `threshold-<t>/round-<r>.json` (ro
 `self_training_report` prints per corpus x stack x tagger one row for round 0 and one per threshold and round: the pool
 sentences kept (mean over seeds, and as a share of the pool), where the pool's gold tags are known (hold_back) the F1 of
 the kept pseudo-labels against them, dev and test F1 (mean ± std over seeds), and the change of test F1 against round 0
-(mean of the per-seed differences). The row with the best mean dev F1 is the one chosen (marked, and said below the
-table): test F1 is read there, never chosen on.
+(mean of the per-seed differences). Each later round's dev F1 stands against round 0's with the 90 % interval of the
+per-seed differences (paired: a seed's rounds share its labelled part, its pool and its round 0), and each row says what it cost: the minutes of every training
+up to it (round 0 and the threshold's rounds so far, mean over seeds), times their torch threads where the rounds recorded
+them (core-minutes; rounds from before that record wall minutes, and the header says so). The row with the best mean dev
+F1 is the one chosen (marked, and said below the table): test F1 is read there, never chosen on.
 """
 
 from pathlib import Path
@@ -20,7 +23,8 @@ from typing import Any, Optional
 import pandas as pd
 
 from flairsuite.files.summary_file import read_record
-from flairsuite.settings_schema import FRACTION, INTEGER, NON_NEGATIVE_INTEGER, TEXT, Rule
+from flairsuite.results.welch import paired_interval
+from flairsuite.settings_schema import FRACTION, INTEGER, NON_NEGATIVE_INTEGER, NON_NEGATIVE_NUMBER, POSITIVE_INTEGER, TEXT, Rule
 
 STATE_FILE = "self-training.json"
 POOL_FILE = "pool.json"
@@ -33,7 +37,8 @@ GROUP = ["corpus", "stack", "tagger"]
 CONFIDENCE = Rule("a confidence in [0, 1]", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1)
 ROUND_RECORD = {**{key: TEXT for key in GROUP}, "seed": INTEGER, "round": NON_NEGATIVE_INTEGER, "labelled": NON_NEGATIVE_INTEGER,
                 "pool": NON_NEGATIVE_INTEGER, "kept": NON_NEGATIVE_INTEGER, "dev": FRACTION, "test": FRACTION}
-OPTIONAL = {"threshold": CONFIDENCE, "pseudo": FRACTION}
+OPTIONAL = {"threshold": CONFIDENCE, "pseudo": FRACTION, "seconds": NON_NEGATIVE_NUMBER, "threads": POSITIVE_INTEGER}
+LEVEL = 0.90
 COLUMNS = [*ROUND_RECORD, *OPTIONAL]
 
 
@@ -87,15 +92,48 @@ def _cells(group: pd.DataFrame, base: pd.DataFrame, threshold: Optional[float], 
         pseudo = group["pseudo"].dropna()
         row["pseudo-label F1"] = _mean_std(pseudo.astype(float)) if len(pseudo) else "–"
     row["dev F1"] = _mean_std(group["dev"])
+    row[f"Δ dev [{LEVEL * 100:.0f} % interval]"] = "–" if threshold is None else _dev_difference(group, base)
     row["test F1"] = _mean_std(group["test"])
     paired = group.merge(base[["seed", "test"]], on="seed", suffixes=("", "_base"))
     row["test − round 0"] = "–" if threshold is None or paired.empty else f"{(paired['test'] - paired['test_base']).mean() * 100:+.2f}"
+    cost = group["cost"].dropna()
+    row["cost"] = f"{cost.mean() / 60:.1f}" if len(cost) else "–"
     return row
+
+
+def _dev_difference(group: pd.DataFrame, base: pd.DataFrame) -> str:
+    """Mean dev F1 − round 0's in points over the seeds both have, with the paired interval where there are two or more
+    (a seed's rounds share its labelled part, its pool and its round 0)."""
+    paired = group.merge(base[["seed", "dev"]], on="seed", suffixes=("", "_base"))
+    if paired.empty:
+        return "–"
+    if len(paired) < 2:
+        return f"{(paired['dev'] - paired['dev_base']).mean() * 100:+.2f}"
+    difference, low, high = paired_interval(list(paired["dev"] * 100), list(paired["dev_base"] * 100), LEVEL)
+    return f"{difference:+.2f} [{low:+.2f}, {high:+.2f}]"
+
+
+def with_costs(rounds: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """`rounds` with a `cost` column: the seconds of every training up to each round of its seed (round 0, then its
+    threshold's rounds up to it), times their threads where every round recorded them; and the cost column's header."""
+    threaded = rounds["threads"].notna().all()
+    own = rounds["seconds"].astype(float) * (rounds["threads"].astype(float) if threaded else 1.0)
+    rounds = rounds.assign(own=own)
+    zero = rounds[rounds["round"] == 0].set_index("seed")["own"]
+    later = rounds["round"] > 0
+    key = rounds["seed"].astype(str) + "|" + rounds["threshold"].astype(str)
+    ordered = rounds[later].sort_values("round")
+    running = ordered.groupby(key[later].loc[ordered.index])["own"].cumsum()
+    cost = rounds["own"].where(~later)
+    cost.loc[running.index] = running + ordered["seed"].map(zero)
+    header = "core-min up to this round" if threaded else "wall-min up to this round (threads not recorded)"
+    return rounds.drop(columns="own").assign(cost=cost), header
 
 
 def group_report(rounds: pd.DataFrame, key: tuple[str, str, str]) -> str:
     """The table of one corpus x stack x tagger."""
     corpus, stack, tagger = key
+    rounds, cost_header = with_costs(rounds)
     base = rounds[rounds["round"] == 0]
     later = rounds[rounds["round"] > 0]
     with_pseudo = later["pseudo"].notna().any()
@@ -108,6 +146,7 @@ def group_report(rounds: pd.DataFrame, key: tuple[str, str, str]) -> str:
         dev_means.append(group["dev"].mean())
     best = max(range(len(cells)), key=lambda i: (dev_means[i], -i))  # ties: the earlier row (round 0 first)
     cells[best]["dev F1"] = f"**{cells[best]['dev F1']}**"
+    cells = [{(cost_header if column == "cost" else column): value for column, value in cell.items()} for cell in cells]
     chosen = cells[best]
     labelled, pool = int(rounds["labelled"].max()), int(rounds["pool"].max())
     where = "held-back train sentences, their gold labels hidden" if with_pseudo else "sentences of your text"

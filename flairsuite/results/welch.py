@@ -1,5 +1,6 @@
 """The difference of two means over seeds and its confidence interval (Welch's t: unequal variances,
-Welch–Satterthwaite degrees of freedom), as the parity verdict and the ablation tables report it."""
+Welch–Satterthwaite degrees of freedom), as the parity verdict and the ablation tables report it; and the paired
+interval where both sides share their seeds run by run (self-training's rounds against round 0)."""
 
 import math
 from collections.abc import Sequence
@@ -30,3 +31,13 @@ def welch_interval(a: Sequence[float], b: Sequence[float], level: float = 0.90) 
         raise ValueError("a Welch interval needs two values or more a side")
     (mean_a, var_a), (mean_b, var_b) = mean_and_variance(a), mean_and_variance(b)
     return interval(mean_a - mean_b, (var_a, var_b), (len(a), len(b)), level)
+
+
+def paired_interval(a: Sequence[float], b: Sequence[float], level: float = 0.90) -> tuple[float, float, float]:
+    """The mean of a[i] − b[i] over matched pairs and its two-sided `level` interval (Student's t, n − 1 degrees of
+    freedom); two pairs or more."""
+    if len(a) != len(b) or len(a) < 2:
+        raise ValueError("a paired interval needs two matched pairs or more")
+    mean, variance = mean_and_variance([x - y for x, y in zip(a, b)])
+    half = stats.t.ppf(0.5 + level / 2, len(a) - 1) * math.sqrt(variance / len(a))
+    return mean, mean - half, mean + half
