@@ -7,9 +7,11 @@ benchmarks/cache/ (git-ignored). Each run tags the Sturm and Arendt test sets (f
 every time) with:
   flair                plain Flair: model.predict(sentences), its defaults (mini_batch_size=32)
   flairsuite           flairsuite.inference.FastTagger (the `flairsuite predict` default: the character LMs in
-                       int8, the tagger's layers in float32, length-bucketed)
+                       int8, the tagger's recurrence in int8 and its input map in bfloat16 where the CPU computes
+                       bfloat16 natively, else float32 (head="mixed"); length-bucketed)
   flairsuite float32   the same without quantisation
-  flairsuite int8 head the default with the tagger's layers in int8 too (quantize_head)
+  float32 head         the default with the tagger's layers in float32 (head="float32", the default until 2026-12-07)
+  flairsuite int8 head the tagger's layers in int8 with one activation scale for the whole input row (head="int8")
 --repeats times, alternating, and prints tokens/s, the ratio to Flair (target >= 4x), F1 on the Sturm
 test set (target: within 0.2 points of Flair's), agreement with Flair's spans, and peak RSS.
 Run `python benchmarks/predict_speed.py -h`; see benchmarks/README.md.
@@ -147,9 +149,9 @@ def flair_predict(model: SequenceTagger, sentences: list[Sentence]) -> Tags:
     return tags
 
 
-def fast_predict(model: SequenceTagger, sentences: list[Sentence], quantize: bool, quantize_head: bool = False) -> Tags:
+def fast_predict(model: SequenceTagger, sentences: list[Sentence], quantize: bool, head: str = "mixed") -> Tags:
     """flairsuite's fast path (set-up included): the raw tags."""
-    return [[tag for tag, _ in row] for row in FastTagger(model, quantize=quantize, quantize_head=quantize_head).tag(sentences)]
+    return [[tag for tag, _ in row] for row in FastTagger(model, quantize=quantize, head=head).tag(sentences)]
 
 
 def reset_peak_rss() -> bool:
@@ -200,7 +202,8 @@ def measure(model: SequenceTagger, data: dict[str, list[TaggedSentence]], repeat
         "flair": lambda s: flair_predict(model, s),
         "flairsuite": lambda s: fast_predict(model, s, True),
         "flairsuite float32": lambda s: fast_predict(model, s, False),
-        "flairsuite int8 head": lambda s: fast_predict(model, s, True, quantize_head=True),
+        "float32 head": lambda s: fast_predict(model, s, True, head="float32"),
+        "flairsuite int8 head": lambda s: fast_predict(model, s, True, head="int8"),
     }
     tokens = sum(len(s.tokens) for name in data for s in data[name])
     gold = [s.tags for s in data[TRAIN_CORPUS]]

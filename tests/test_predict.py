@@ -14,11 +14,13 @@ from flair.models import LanguageModel, SequenceTagger
 from gensim.models import KeyedVectors
 
 from flairsuite.cli import cli
+from flairsuite.embeddings.lstm import Affine
 from flairsuite.inference.raw_tags import flair_tags, split, tag
 from flairsuite.inference.saved_tagger import load_tagger
 from flairsuite.inference.tagger import FastTagger, torch_threads
 from flairsuite.models.cse import ClassStartEndTagger
 from flairsuite.models.registry import build_tagger, saved_classes
+from flairsuite.runtime.precision import native_bfloat16
 
 TEXT = (
     "Am Montag besuchte Anna die Stadt Berlin, sagte der König vor Gericht. "
@@ -101,15 +103,43 @@ def test_fast_path_equals_plain_flair(models: dict[str, Path], name: str) -> Non
     assert sum(q == e for q, e in pairs) >= 0.95 * len(pairs)
 
 
-def test_fast_path_quantises_the_lms_and_keeps_the_tagger_float32(models: dict[str, Path]) -> None:
+def test_fast_path_quantises_the_lms_and_the_taggers_recurrence_and_keeps_its_input_map_in_floating_point(models: dict[str, Path]) -> None:
     model = SequenceTagger.load(models["bilstm-crf"])
     default = FastTagger(model)
     lm_recurrences = [r.hidden for f in default.featurizers for r in getattr(f, "recurrences", [])]
     assert lm_recurrences and all(affine.packed is not None for affine in lm_recurrences)  # the model's character LMs: int8
     head = default.head
-    assert all(affine.packed is None for affine in (*head.inputs, *(r.hidden for r in head.recurrences), head.output))
-    whole = FastTagger(model, quantize_head=True).head
+    assert all(r.hidden.packed is not None for r in head.recurrences)  # the tagger's recurrence: int8
+    kind = torch.bfloat16 if native_bfloat16(torch.device("cpu")) else torch.float32  # its input map: bfloat16 where native
+    assert all(affine.packed is None and affine.weight.dtype == kind for affine in head.inputs)
+    assert head.output.packed is None and head.output.weight.dtype == torch.float32
+    plain = FastTagger(model, head="float32").head
+    assert all(affine.packed is None and affine.weight.dtype == torch.float32
+               for affine in (*plain.inputs, *(r.hidden for r in plain.recurrences), plain.output))
+    whole = FastTagger(model, head="int8").head
     assert all(affine.packed is not None for affine in (*whole.inputs, *(r.hidden for r in whole.recurrences)))
+    assert FastTagger(model, quantize=False).head.recurrences[0].hidden.packed is None  # no quantisation: float32 throughout
+    with pytest.raises(ValueError, match="head arithmetic must be one of mixed, float32, int8"):
+        FastTagger(model, head="int4")
+
+
+def test_bfloat16_affine_keeps_small_inputs_beside_large_ones() -> None:
+    generator = torch.Generator().manual_seed(0)
+    weight, bias = torch.randn(8, 6, generator=generator), torch.randn(8, generator=generator)
+    small, large = torch.rand(50, 3, generator=generator) * 0.1, torch.randn(50, 3, generator=generator) * 50
+    x = torch.cat([small, large], dim=1)
+    got = Affine(weight, bias, False, bfloat16=True)(x)
+    exact = torch.nn.functional.linear(x, weight, bias)
+    assert got.dtype == torch.float32 and not torch.equal(got, exact)
+    # about 8 significant bits a value: the error is bounded by the size of the products summed
+    assert ((got - exact).abs() <= 2**-6 * (x.abs() @ weight.abs().T)).all()
+    # the small block's share of the result, read alone: within its own precision; int8's one scale for the row, set by
+    # the large block, leaves nothing of it
+    alone = torch.cat([small, torch.zeros_like(large)], dim=1)
+    error = Affine(weight, None, False, bfloat16=True)(alone) - torch.nn.functional.linear(alone, weight)
+    assert (error.abs() <= 2**-6 * (alone.abs() @ weight.abs().T)).all()
+    by_row = Affine(weight, None, True)(x) - Affine(weight, None, True)(torch.cat([torch.zeros_like(small), large], dim=1))
+    assert torch.count_nonzero(by_row) == 0
 
 
 def test_fast_embeddings_equal_flair_embeddings(models: dict[str, Path]) -> None:

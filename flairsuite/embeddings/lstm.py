@@ -1,4 +1,4 @@
-"""Inference-only affine maps and LSTM recurrences, in float32 or int8 (for the character LMs' fast
+"""Inference-only affine maps and LSTM recurrences, in float32 or int8 (affine maps also bfloat16) (for the character LMs' fast
 featurizer, `charlm.CharLMFeatures`, and the fast tagger's head, `flairsuite.inference.tagger`).
 
 int8 uses fbgemm's dynamic quantisation, the kernels behind `torch.ao.quantization.quantize_dynamic`:
@@ -35,16 +35,22 @@ def per_channel_int8(weight: torch.Tensor) -> torch.Tensor:
 
 
 class Affine:
-    """x -> x @ weight.T + bias over the last dimension, in float32 or as fbgemm's int8 dynamic linear."""
+    """x -> x @ weight.T + bias over the last dimension, in float32, as fbgemm's int8 dynamic linear, or (`bfloat16`) with
+    x and the weight rounded to bfloat16, their products summed in float32 by oneDNN and each sum rounded to bfloat16,
+    then the bias added in float32. bfloat16 rounds every value to its own 8 significant bits, where int8's dynamic
+    activations share one scale per call, which inputs of very different scales (LM states beside word vectors) lose to."""
 
-    def __init__(self, weight: torch.Tensor, bias: Optional[torch.Tensor], quantize: bool) -> None:
+    def __init__(self, weight: torch.Tensor, bias: Optional[torch.Tensor], quantize: bool, bfloat16: bool = False) -> None:
         weight = weight.detach().float().contiguous()
         self.bias = None if bias is None else bias.detach().float().contiguous()
         self.out_features = weight.size(0)
-        self.weight = None if quantize else weight
+        self.weight = None if quantize else weight.to(torch.bfloat16) if bfloat16 else weight
         self.packed = torch.ops.quantized.linear_prepack(per_channel_int8(weight.cpu()), self.bias) if quantize else None
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        if self.packed is None and self.weight is not None and self.weight.dtype == torch.bfloat16:
+            products = F.linear(x.to(torch.bfloat16), self.weight)
+            return products.float() if self.bias is None else torch.add(self.bias, products)  # float32, in one pass
         if self.packed is None:
             return F.linear(x, self.weight, self.bias)
         flat = torch.ops.quantized.linear_dynamic(x.reshape(-1, x.size(-1)), self.packed, True)

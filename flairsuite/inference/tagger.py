@@ -5,10 +5,13 @@ run in parallel threads, one intra-op thread each on 2 cores), then the tagger's
 then Viterbi (vectorised, Flair's values: `flairsuite.models.crf`) or arg-max decoding. Batches are
 length-bucketed (`flairsuite.embeddings.length_batches`): sentences sorted by length, cut at `batch_size`
 sentences or `char_budget` padded characters, whichever comes first; the LSTMs (`flairsuite.embeddings.lstm`)
-skip padding. With `quantize` (CPU only) the character LMs' LSTMs run in int8, and the tagger's own layers stay
-float32: its input map (the reprojection folded into the LSTM's) reads the LMs' states and the word vectors, of very
-different scales, as one row, and int8 there saved 6-10 % of the time but moved 0.1 % more of the tags away from
-Flair's (benchmarks/README.md, predict_speed.py). `quantize_head` runs them in int8 as well.
+skip padding. With `quantize` (CPU only) the character LMs' LSTMs run in int8, and the tagger's own layers by `head`
+(HEAD_ARITHMETIC): `mixed` (the default) runs its LSTM's recurrence in int8 and its input map (the reprojection folded
+into the LSTM's) in bfloat16 where the CPU computes bfloat16 natively, float32 elsewhere. That map reads the LMs' states
+and the word vectors, of very different scales, side by side: int8 there (one activation scale for the row,
+`head="int8"`) lost an entity on Sturm's test against Flair and moved 0.1 % more of the tags; one int8 scale per
+embedding kept the F1 but moved as many tags; bfloat16 (a rounding per value) moved none (benchmarks/README.md,
+predict_speed.py). `head="float32"` keeps every layer of the tagger in float32.
 """
 
 from collections.abc import Callable, Iterator
@@ -25,9 +28,11 @@ from flairsuite.embeddings.lstm import Affine, Recurrence, doubled_cell_gate
 from flairsuite.inference.embed import stack_featurizers
 from flairsuite.models.crf import Tagged, padding_mask
 from flairsuite.models.protocol import decode_scores, features_decode
+from flairsuite.runtime.precision import native_bfloat16
 
 BATCH_SIZE = 256  # sentences per batch at most
 CHAR_BUDGET = 1 << 15  # padded characters per batch at most: bounds each LM's states to 64 MB at hidden 512
+HEAD_ARITHMETIC = ("mixed", "float32", "int8")  # the tagger's layers under quantize (module docstring)
 
 
 class FastHead:
@@ -37,7 +42,10 @@ class FastHead:
     projection, or the tag map of a tagger without RNN. Dropout is the identity at inference.
     """
 
-    def __init__(self, model: SequenceTagger, quantize: bool) -> None:
+    def __init__(self, model: SequenceTagger, arithmetic: str) -> None:
+        if arithmetic not in HEAD_ARITHMETIC:
+            raise ValueError(f"head arithmetic must be one of {', '.join(HEAD_ARITHMETIC)} (found {arithmetic!r})")
+        bfloat16 = arithmetic == "mixed" and native_bfloat16(next(model.parameters()).device)
         reproject = model.embedding2nn if model.reproject_embeddings else None
 
         def fold(weight: torch.Tensor, bias: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -54,8 +62,8 @@ class FastHead:
             for s in ["", "_reverse"] if rnn.bidirectional else [""]:
                 bias = getattr(rnn, f"bias_ih_l0{s}") + getattr(rnn, f"bias_hh_l0{s}")
                 folded = fold(doubled_cell_gate(getattr(rnn, f"weight_ih_l0{s}")), doubled_cell_gate(bias))
-                self.inputs.append(Affine(*folded, quantize))
-                self.recurrences.append(Recurrence(getattr(rnn, f"weight_hh_l0{s}"), quantize))
+                self.inputs.append(Affine(*folded, arithmetic == "int8", bfloat16=bfloat16))
+                self.recurrences.append(Recurrence(getattr(rnn, f"weight_hh_l0{s}"), arithmetic != "float32"))
             self.output = Affine(model.linear.weight, model.linear.bias, False)
         else:
             self.output = Affine(*fold(model.linear.weight, model.linear.bias), False)
@@ -70,7 +78,7 @@ class FastHead:
 
     def direction(self, k: int, embedded: torch.Tensor, layout: "Layout") -> torch.Tensor:
         """LSTM direction k's hidden states (time, batch, H) over the batch's token embeddings (tokens, dim)."""
-        padded = layout.time_major(self.inputs[k](embedded))
+        padded = layout.time_major(self.inputs[k](embedded), zeroed=False)  # the recurrence reads real positions only
         out = padded.new_zeros(*padded.shape[:2], self.recurrences[k].hidden_size)
         return self.recurrences[k].run(padded, None, layout.lengths, k == 1, out)
 
@@ -98,9 +106,10 @@ class Layout:
         padded[self.mask] = rows
         return padded
 
-    def time_major(self, rows: torch.Tensor) -> torch.Tensor:
-        """(tokens, dim) -> zero-padded (time, batch, dim)."""
-        padded = rows.new_zeros(self.shape[0] * self.shape[1], rows.size(1))
+    def time_major(self, rows: torch.Tensor, zeroed: bool = True) -> torch.Tensor:
+        """(tokens, dim) -> (time, batch, dim), padded with zeros (or, not `zeroed`, with whatever the memory held)."""
+        size = (self.shape[0] * self.shape[1], rows.size(1))
+        padded = rows.new_zeros(size) if zeroed else rows.new_empty(size)
         padded[self.time_index] = rows
         return padded.view(*self.shape, rows.size(1))
 
@@ -130,14 +139,14 @@ class FastTagger:
     """`tag(sentences)`: per sentence, per token, the raw tag the model decodes and its confidence (Flair's)."""
 
     def __init__(
-        self, model: SequenceTagger, quantize: bool = True, batch_size: int = BATCH_SIZE, char_budget: int = CHAR_BUDGET, quantize_head: bool = False
+        self, model: SequenceTagger, quantize: bool = True, batch_size: int = BATCH_SIZE, char_budget: int = CHAR_BUDGET, head: str = "mixed"
     ) -> None:
         model.eval()
         self.model = model
         self.device = next(model.parameters()).device
         quantize = quantize and self.device.type == "cpu"
         self.featurizers = stack_featurizers(model.embeddings, quantize)
-        self.head = FastHead(model, quantize and quantize_head) if FastHead.supports(model) else None
+        self.head = FastHead(model, head if quantize else "float32") if FastHead.supports(model) else None
         self.batch_size = batch_size
         self.char_budget = char_budget
 
