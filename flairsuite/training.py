@@ -43,6 +43,7 @@ from tqdm import tqdm
 from flairsuite.errors import FlairsuiteError
 from flairsuite.files import checkpoint as checkpoints
 from flairsuite.runtime.distributed import Ranks
+from flairsuite.runtime.threads import recheck as recheck_threads
 
 ProgressT = TypeVar("ProgressT")
 
@@ -172,6 +173,7 @@ class TrainingLoop(ABC, Generic[ProgressT]):
         self.begin()
         while not self.done():
             self.step()
+            recheck_threads()  # the rule's thread count, looked at again once a minute (runtime.threads)
             validated = self.validation_due()
             if validated:
                 self.validate()

@@ -24,7 +24,10 @@ def one_torch_thread() -> None:
     if XDIST_ONE_THREAD:
         import torch
 
+        from flairsuite.runtime import threads
+
         torch.set_num_threads(1)
+        threads.CHOICE.ruling = False  # nor does the rule look again later in this process (`threads.recheck`)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -186,3 +186,54 @@ def test_the_users_environment_wins_over_the_rule():
     assert seen["threads"] == 1 and seen["omp"] == "1" and seen["chosen"] is None and seen["policy"] == "ACTIVE"
     seen = probe(FLAIRSUITE_THREADS_POLICY="torch")
     assert seen["hooks"] == 0 and seen["chosen"] is None and seen["omp"] is None and seen["policy"] is None
+
+
+def test_long_work_looks_again_once_a_minute_and_follows_the_load(monkeypatch):
+    import torch
+
+    before = torch.get_num_threads()
+    start = time.monotonic()
+    monkeypatch.setattr(threads, "affinity", lambda: {0, 1})
+    readings = iter([Reading(400, 400, 0.0, start + 61), Reading(420, 600, 0.0, start + 122)])  # both CPUs busy; then quiet
+    reads: list = []
+    monkeypatch.setattr(threads, "read_cpus", lambda cpus: reads.append(cpus) or next(readings))
+    try:
+        monkeypatch.setattr(threads, "CHOICE", threads.Choice(threads=2, cores=2, ruling=True, last=Reading(0, 0, 0.0, start)))
+        torch.set_num_threads(2)
+        assert threads.recheck(now=start + 30) is None and reads == []  # not due: nothing read
+        assert threads.recheck(now=start + 61) == 1 and torch.get_num_threads() == 1  # another job took both cores
+        assert threads.recheck(now=start + 100) is None and torch.get_num_threads() == 1
+        assert threads.recheck(now=start + 122) == 2 and torch.get_num_threads() == 2  # it ended: both cores again
+        # --threads (or the environment) decided: never changed
+        monkeypatch.setattr(threads, "CHOICE", threads.Choice(threads=2, cores=2, ruling=False, last=Reading(0, 0, 0.0, start)))
+        assert threads.recheck(now=start + 1000) is None and torch.get_num_threads() == 2 and len(reads) == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_apply_hands_the_count_to_the_rule_only_without_threads(monkeypatch):
+    monkeypatch.setattr(threads, "CHOICE", threads.Choice(threads=1, cores=2, busy=1.0))
+    monkeypatch.setattr(threads, "read_cpus", lambda cpus: Reading(0, 0, 0.0, time.monotonic()))
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        threads.apply(None, workers=2)
+        assert threads.CHOICE.ruling and threads.CHOICE.workers == 2 and threads.CHOICE.last is not None
+        threads.apply(1)
+        assert not threads.CHOICE.ruling
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_training_loops_look_again_after_every_batch_and_step(monkeypatch, tmp_path):
+    from test_dev_every import LINEAR, trained
+
+    from flairsuite import training
+    from flairsuite.tagging import tagger_training
+
+    calls: list[str] = []
+    monkeypatch.setattr(tagger_training, "recheck_threads", lambda: calls.append("batch"))
+    monkeypatch.setattr(training, "recheck_threads", lambda: calls.append("step"))
+    trained(tmp_path, "recheck", {**LINEAR, "max_epochs": 2})
+    assert calls.count("step") == 2 and calls.count("batch") == 2 * 8  # 60 sentences in batches of 8, two epochs

@@ -37,8 +37,15 @@ What wins: `--threads N` (`apply`), then `OMP_NUM_THREADS` from the environment 
 then the rule. `FLAIRSUITE_THREADS_POLICY=torch` turns the rule and the wait policy off: torch's own default, one thread
 per core whatever else runs (the behaviour before; benchmarks/contention.py compares the two).
 
+Long work looks again (`recheck`): the training loops call it after every step and batch, and where the rule chose the
+count, every RECHECK (60) seconds it reads the busy cores over the time since its last look and sets torch's count anew
+when the rule's count changed. A `tag` or `train-charlm` started on a quiet machine so drops to one thread when another
+job starts beside it (two threads then ran a 1-epoch `tag` 3.7 times slower than one, above), and takes both cores
+again when that job ends. A 60-second window reads the load far more surely than the 0.15 s one at the start, and
+costs one read of /proc/stat a minute; `--threads` and the environment's choices are never changed.
+
 The chosen count goes to the log at INFO (logger `flairsuite.runtime.threads`, stderr); a tagging run also records its
-threads in metrics.json.
+threads in metrics.json (the count at its start).
 """
 
 import logging
@@ -55,6 +62,7 @@ log = logging.getLogger(__name__)
 
 SLACK = 0.3  # a core counts as free while other processes take at most this share of it
 WINDOW = 0.15  # seconds: the shortest window of /proc/stat that reads a core's load within about 0.1
+RECHECK = 60.0  # seconds between two looks at the busy cores during long work (`recheck`)
 POLICY_ENV = "FLAIRSUITE_THREADS_POLICY"  # "torch": leave torch's default and libgomp's wait policy alone
 WAIT_POLICY = "OMP_WAIT_POLICY"
 NUM_THREADS = "OMP_NUM_THREADS"
@@ -159,12 +167,16 @@ def busy_cores(start: Reading, end: Reading, cpus: int) -> float:
 
 @dataclass
 class Choice:
-    """This process's default: the window's first reading, and the count once chosen."""
+    """This process's default: the window's first reading, and the count once chosen; whether the rule keeps the count
+    (`ruling`: no --threads, no choice of the environment) for how many independent `workers`, and its last look."""
 
     start: Optional[Reading] = None
     threads: Optional[int] = None
     cores: int = 1
     busy: float = 0.0
+    ruling: bool = False
+    workers: int = 1
+    last: Optional[Reading] = None
 
 
 CHOICE = Choice()
@@ -230,6 +242,7 @@ def prepare_for_torch(environ: MutableMapping[str, str] = os.environ, meta_path:
 def apply(threads: Optional[int], workers: int = 1, environ: MutableMapping[str, str] = os.environ) -> None:
     """A command's `--threads`: torch's intra-op threads at N when given; else the rule's count for a command of
     `workers` independent workers, unless the environment decides (OMP_NUM_THREADS of its own, the torch policy)."""
+    CHOICE.ruling = False
     if threads:
         import torch
 
@@ -245,3 +258,25 @@ def apply(threads: Optional[int], workers: int = 1, environ: MutableMapping[str,
     if torch.get_num_threads() != wanted:
         torch.set_num_threads(wanted)
         log.info("torch threads: %d (%d independent workers)", wanted, workers)
+    CHOICE.ruling, CHOICE.workers, CHOICE.last = True, workers, read_cpus(affinity())
+
+
+def recheck(now: Optional[float] = None) -> Optional[int]:
+    """During long work: where the rule keeps torch's count and RECHECK seconds have passed since its last look, the busy
+    cores over that time and torch's count set to the rule's count for them; the count where it changed, else None."""
+    if not CHOICE.ruling or CHOICE.last is None:
+        return None
+    if (time.monotonic() if now is None else now) - CHOICE.last.at < RECHECK:
+        return None
+    cpus = affinity()
+    reading = read_cpus(cpus)
+    busy = busy_cores(CHOICE.last, reading, len(cpus))
+    CHOICE.last = reading
+    wanted = choose_threads(CHOICE.cores, busy, CHOICE.workers)
+    import torch
+
+    if torch.get_num_threads() == wanted:
+        return None
+    torch.set_num_threads(wanted)
+    log.info("torch threads: %d (now %.2f cores busy with other processes)", wanted, busy)
+    return wanted

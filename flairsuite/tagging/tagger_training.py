@@ -43,6 +43,7 @@ from flairsuite.corpora.tasks import TASKS
 from flairsuite.models.protocol import features_decode, features_loss
 from flairsuite.models.settings import TrainSettings
 from flairsuite.runtime.precision import autocast, require_precision
+from flairsuite.runtime.threads import recheck as recheck_threads
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.scoring import main_score
 from flairsuite.training import TrainingLoop
@@ -147,6 +148,7 @@ def _epoch(model: torch.nn.Module, train: SplitFeatures, optimizer: torch.optim.
             optimizer.step()
             if after_step is not None:
                 after_step()
+            recheck_threads()  # an epoch can be long: the rule's thread count is looked at again once a minute
             total, tokens = total + loss.item(), tokens + int(batch.lengths.sum())
             bar.set_postfix(loss=f"{total / tokens:.3f}")
     return total / max(tokens, 1)
