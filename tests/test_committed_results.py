@@ -80,7 +80,14 @@ def test_ablation_files_name_runs_their_experiments_define(name):
         assert ref.fine_tune in config.fine_tune, f"{name}: {ref} is no run of {ref.experiment} (fine_tune: {list(config.fine_tune)})"
         modes = config.transfer.modes if config.transfer is not None else ("none",)
         assert ref.transfer in modes, f"{name}: {ref} is no run of {ref.experiment} (transfer modes: {list(modes)})"
-        assert (ROOT / "results" / ref.experiment / "experiment.json").is_file(), f"{name}: {ref.experiment} has no committed runs"
+        if ref.round:  # a self-training round: a threshold and round the block studies
+            settings = config.self_training
+            assert settings is not None, f"{name}: {ref} names a round, and {ref.experiment} has no self_training block"
+            thresholds, rounds = ([], [0]) if ref.round == "round-0" else ([float(ref.round.split("-")[1])], [int(ref.round.split("-")[3])])
+            assert set(thresholds) <= set(settings.thresholds) and max(rounds) <= settings.rounds, f"{name}: {ref} is no round of {ref.experiment}"
+            assert (ROOT / "results" / ref.experiment / "self-training.json").is_file(), f"{name}: {ref.experiment} has no committed rounds"
+        else:
+            assert (ROOT / "results" / ref.experiment / "experiment.json").is_file(), f"{name}: {ref.experiment} has no committed runs"
 
 
 @pytest.mark.parametrize("name", [name for name in ABLATIONS if (ROOT / "results" / name).with_suffix(".md").is_file()])

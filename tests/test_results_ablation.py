@@ -132,3 +132,34 @@ def test_fine_tuned_runs_are_their_own_reference(tmp_path):
     assert "baseline: head-lr has no runs of bert/map-crf" in one_error_line(run("results", str(root), "--layout", "ablation", "--ablation-file", str(spec)))
     spec.write_text("baseline: lr/bert/tuned/map-crf\nchanges: [{change: a, runs: lr/bert/ft/map-crf}]\n", encoding="utf-8")
     assert "experiment/stack/ft/tagger" in one_error_line(run("results", str(root), "--layout", "ablation", "--ablation-file", str(spec)))
+
+
+def test_self_training_rounds_are_rows_with_the_cost_of_getting_there(results):
+    import json
+
+    study = results / "results" / "st" / "sturm" / "lm+word" / "map-crf"
+    (results / "results" / "st").mkdir(parents=True)
+    (results / "results" / "st" / "self-training.json").write_text(json.dumps({"name": "st", "key": "k", "config": ""}))
+    for seed, (zero, later) in enumerate(zip((0.80, 0.82, 0.84), (0.83, 0.85, 0.87)), 1):
+        common = {"corpus": "sturm", "stack": "lm+word", "tagger": "map-crf", "seed": seed, "labelled": 10, "pool": 10, "test": zero,
+                  "threads": 2}
+        for folder, record in ((study / f"seed-{seed}", {**common, "round": 0, "kept": 0, "dev": zero, "seconds": 60.0}),
+                               (study / f"seed-{seed}" / "threshold-0.9", {**common, "round": 1, "kept": 8, "dev": later - 0.01,
+                                                                            "threshold": 0.9, "seconds": 120.0}),
+                               (study / f"seed-{seed}" / "threshold-0.9", {**common, "round": 2, "kept": 9, "dev": later,
+                                                                            "threshold": 0.9, "seconds": 180.0})):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"round-{record['round']:02d}.json").write_text(json.dumps(record))
+    (results / "rounds.yaml").write_text("title: rounds\nbaseline: base/lm+word/bilstm-crf\nchanges:\n"
+                                         "  - {change: self-training, runs: st/lm+word/threshold-0.9-round-2/map-crf,"
+                                         " baseline: st/lm+word/round-0/map-crf}\n")
+    result = run("results", str(results / "results"), "--layout", "ablation", "--ablation-file", str(results / "rounds.yaml"))
+    assert result.exit_code == 0, result.output
+    row = table_rows(result.output)["self-training / st/lm+word/threshold-0.9-round-2/map-crf against st/lm+word/round-0/map-crf"]
+    # dev 85 ± 2 against 82 ± 2 (3 seeds each): +3 with the Welch half-width of the first test; 2 threads x (1 + 2 + 3) minutes
+    half = 2.13185 * 1.63299
+    assert row == ["", "85.00 ± 2.00 (3)", f"+3.00 [{3 - half:+.2f}, {3 + half:+.2f}]", "82.00 ± 2.00 (3)", "+0.00 [-3.48, +3.48]", "12.00"]
+    (results / "rounds.yaml").write_text("title: rounds\nbaseline: base/lm+word/bilstm-crf\nchanges:\n"
+                                         "  - {change: self-training, runs: st/lm+word/threshold-0.9-round-7/map-crf}\n")
+    result = run("results", str(results / "results"), "--layout", "ablation", "--ablation-file", str(results / "rounds.yaml"))
+    assert result.exit_code == 0 and "† changes[1].runs: no runs of st/lm+word/threshold-0.9-round-7/map-crf yet" in result.output

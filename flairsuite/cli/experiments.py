@@ -258,7 +258,7 @@ def results(
     if layout == "ablation" and ablation_file is not None:
         from flairsuite.results.ablation import ablation_report
 
-        click.echo(ablation_report(frame, Path(ablation_file), fmt))
+        click.echo(ablation_report(frame, Path(ablation_file), fmt, root))
     elif layout in ("table6", "table9"):
         from flairsuite.results.pretraining_tables import LAYOUTS as PRETRAINING_LAYOUTS
 

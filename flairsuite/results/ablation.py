@@ -11,7 +11,13 @@ changes:
   - {change: without word vectors, runs: ablation-de/proposed/bilstm-crf}
   - {change: LM hidden 1024 instead of 512, runs: ablation-lm-hidden-de/lm1024+word/bilstm-crf,
      baseline: ablation-lm-hidden-de/lm512+word/bilstm-crf}   # a change with a baseline of its own
+  - {change: self-training above 0.9, two rounds, runs: st/proposed+word/threshold-0.9-round-2/map-crf,
+     baseline: st/proposed+word/round-0/map-crf}            # rounds of a self-training experiment
 ```
+
+A self-training experiment's rounds (`self_training_report.py`) are named by a segment after the stack: `round-0` (the
+tagger on the labelled part only) or `threshold-T-round-R`; a round's cost is that of every training up to it (round 0
+and the threshold's rounds so far: what it takes to get there), in core-minutes where the rounds recorded their threads.
 
 `flairsuite results DIR --layout ablation --ablation-file FILE` prints one table per corpus: the baseline's dev and test
 score (mean ± std (n) over seeds), then per change its scores and the difference to its baseline with
@@ -25,6 +31,7 @@ footnote naming its key; an experiment without runs, or a baseline without runs,
 """
 
 import math
+import re
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
@@ -34,11 +41,15 @@ from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.files.yaml_file import read_yaml
 from flairsuite.results.collect import SCORE, TRANSFER, trained_runs
 from flairsuite.results.metrics_file import FINE_TUNED, NO_TRANSFER, TRANSFER_SEGMENT
+from flairsuite.results.self_training_report import is_self_training, rounds_frame, with_costs
 from flairsuite.results.tables import STYLES, WRITERS, Cell, Difference, metric_title, summary, written
 from flairsuite.results.welch import welch_interval
 from flairsuite.settings_schema import checked_keys
 
 LEVEL = 0.90
+ROUND = "round"  # the column of a self-training round's segment (rows added by `with_rounds`; NaN for runs)
+NO_ROUND = ""
+ROUND_SEGMENT = re.compile(r"round-0|threshold-[0-9.]+-round-[1-9][0-9]*")
 DELTA = {"md": "Δ", "csv": "Δ", "latex": r"$\Delta$"}  # pdflatex without extra packages takes no Unicode Δ
 HEADERS = ("change", "runs", "LM valid ppl", "dev", f"Δ dev [{LEVEL * 100:.0f} % interval]", "test", f"Δ test [{LEVEL * 100:.0f} % interval]",
            "core-min a run")
@@ -54,11 +65,14 @@ class RunsRef(NamedTuple):
     tagger: str
     fine_tune: bool = False
     transfer: str = NO_TRANSFER
+    round: str = NO_ROUND
 
     def within(self) -> str:
-        """The part after the experiment: `stack/tagger`, `stack/ft/tagger` or `stack/transfer-joint/tagger`."""
+        """The part after the experiment: `stack/tagger`, `stack/ft/tagger`, `stack/transfer-joint/tagger` or
+        `stack/threshold-0.9-round-2/tagger`."""
         transfer = [] if self.transfer == NO_TRANSFER else [f"{TRANSFER_SEGMENT}{self.transfer}"]
-        return "/".join([self.embeddings, *([FINE_TUNED] if self.fine_tune else []), *transfer, self.tagger])
+        rounds = [] if self.round == NO_ROUND else [self.round]
+        return "/".join([self.embeddings, *([FINE_TUNED] if self.fine_tune else []), *transfer, *rounds, self.tagger])
 
     def __str__(self) -> str:
         return f"{self.experiment}/{self.within()}"
@@ -82,18 +96,20 @@ class Ablation(NamedTuple):
 
 
 def runs_ref(text: Any, path: Path, key: str) -> RunsRef:
-    """`experiment/stack/tagger`, `experiment/stack/ft/tagger` or `experiment/stack/transfer-MODE/tagger` as a RunsRef; anything
-    else is an error naming the file and key."""
+    """`experiment/stack/tagger`, `experiment/stack/ft/tagger`, `experiment/stack/transfer-MODE/tagger` or a self-training
+    round, `experiment/stack/round-0/tagger` or `experiment/stack/threshold-T-round-R/tagger`, as a RunsRef; anything else is
+    an error naming the file and key."""
     parts = [part.strip() for part in text.split("/")] if isinstance(text, str) else []
     tuned = len(parts) == 4 and parts[2] == FINE_TUNED
     transfer = parts[2].removeprefix(TRANSFER_SEGMENT) if len(parts) == 4 and parts[2].startswith(TRANSFER_SEGMENT) else NO_TRANSFER
-    if tuned or transfer != NO_TRANSFER:
+    round_ = parts[2] if len(parts) == 4 and ROUND_SEGMENT.fullmatch(parts[2]) else NO_ROUND
+    if tuned or transfer != NO_TRANSFER or round_ != NO_ROUND:
         parts = parts[:2] + parts[3:]
     if len(parts) != 3 or not all(parts) or not transfer:
         raise InputError(path, None, f"{key}: expected experiment/stack/tagger (e.g. ablation-lm-de/lm-1h+word/bilstm-crf; fine-tuned: "
-                                     f"experiment/stack/{FINE_TUNED}/tagger; with transfer: experiment/stack/{TRANSFER_SEGMENT}joint/tagger), "
-                                     f"found {text!r}")
-    return RunsRef(*parts, fine_tune=tuned, transfer=transfer)
+                                     f"experiment/stack/{FINE_TUNED}/tagger; with transfer: experiment/stack/{TRANSFER_SEGMENT}joint/tagger; "
+                                     f"a self-training round: experiment/stack/threshold-0.9-round-2/tagger or round-0), found {text!r}")
+    return RunsRef(*parts, fine_tune=tuned, transfer=transfer, round=round_)
 
 
 ABLATION_KEYS = ("title", "baseline", "changes")
@@ -193,7 +209,33 @@ def references(ablation: Ablation) -> list[tuple[str, RunsRef]]:
 
 def runs_of(frame: pd.DataFrame, ref: RunsRef) -> pd.DataFrame:
     same = (frame["experiment"] == ref.experiment) & (frame["embeddings"] == ref.embeddings) & (frame["tagger"] == ref.tagger)
-    return frame[same & (frame["fine_tune"].astype(bool) == ref.fine_tune) & (frame[TRANSFER] == ref.transfer)]
+    rounds = frame[ROUND].fillna(NO_ROUND) if ROUND in frame else pd.Series(NO_ROUND, index=frame.index)
+    return frame[same & (frame["fine_tune"].astype(bool) == ref.fine_tune) & (frame[TRANSFER] == ref.transfer) & (rounds == ref.round)]
+
+
+def round_rows(root: Path, experiment: str) -> pd.DataFrame:
+    """The finished rounds of the self-training experiment `root/experiment` as rows of a runs frame: its keys, the round's
+    segment in ROUND, dev and test scores, and as `seconds` (with `threads` 1) the core-seconds of every training up to the
+    round where its rounds recorded their threads (NaN threads otherwise: the cost cell stays empty)."""
+    rounds = rounds_frame(root / experiment)
+    if rounds.empty:
+        return pd.DataFrame()
+    rounds, _ = with_costs(rounds)
+    threaded = rounds["threads"].notna().all()
+    segment = ["round-0" if index == 0 else f"threshold-{threshold:g}-round-{index}"
+               for threshold, index in zip(rounds["threshold"], rounds["round"])]
+    return pd.DataFrame({"experiment": experiment, "embeddings": rounds["stack"], "tagger": rounds["tagger"], "fine_tune": False,
+                         TRANSFER: NO_TRANSFER, ROUND: segment, "corpus_label": rounds["corpus"], "entity_fix": False,
+                         f"dev_{SCORE}": rounds["dev"], f"test_{SCORE}": rounds["test"], "embedding_specs": "",
+                         "artifact_summaries": [{}] * len(rounds), "seconds": rounds["cost"],
+                         "threads": 1.0 if threaded else math.nan})
+
+
+def with_rounds(frame: pd.DataFrame, ablation: Ablation, root: Path) -> pd.DataFrame:
+    """`frame` with the rounds of every self-training experiment the ablation names a round of (below `root`)."""
+    named = sorted({ref.experiment for _, ref in references(ablation) if ref.round != NO_ROUND})
+    extra = [rows for experiment in named if is_self_training(root / experiment) and not (rows := round_rows(root, experiment)).empty]
+    return pd.concat([frame, *extra], ignore_index=True) if extra else frame
 
 
 def pending_notes(frame: pd.DataFrame, ablation: Ablation) -> list[str]:
@@ -229,8 +271,10 @@ def ablation_tables(frame: pd.DataFrame, ablation: Ablation, fmt: str = "md") ->
     return "\n\n".join(sections)
 
 
-def ablation_report(frame: pd.DataFrame, path: Optional[Path], fmt: str = "md") -> str:
-    """The tables of the ablation file `path` over the runs of `frame`."""
+def ablation_report(frame: pd.DataFrame, path: Optional[Path], fmt: str = "md", root: Optional[Path] = None) -> str:
+    """The tables of the ablation file `path` over the runs of `frame` (and the self-training rounds it names, below the
+    results folder `root`)."""
     if path is None or not path.is_file():
         raise FlairsuiteError(f"{path}: no such ablation file")
-    return ablation_tables(frame, load_ablation(path), fmt)
+    ablation = load_ablation(path)
+    return ablation_tables(frame if root is None else with_rounds(frame, ablation, root), ablation, fmt)
