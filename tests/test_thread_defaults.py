@@ -96,6 +96,7 @@ def test_the_import_hook_sets_omp_num_threads_once_unless_the_environment_does(m
     assert hooks[0].find_spec("numpy") is None and environ == {} and len(hooks) == 1
     assert hooks[0].find_spec("torch") is None
     assert environ == {"OMP_NUM_THREADS": "3"} and hooks == []
+    assert threads.CHOICE.ruling and threads.CHOICE.last is not None  # the rule's count: looked at again during training
     environ = {"OMP_NUM_THREADS": "2"}
     BeforeTorch(environ, []).find_spec("torch")
     assert environ == {"OMP_NUM_THREADS": "2"}

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import flair
-import torch
 
 from flairsuite.charlm.initial import ARCHITECTURE, InitialModel, initial_models
 from flairsuite.charlm.recipes import BUDGET_KEYS, recipe
@@ -22,6 +21,7 @@ from flairsuite.rawtext.language import describe, prepare_language
 from flairsuite.rawtext.prepare import PreparedCorpus
 from flairsuite.runtime.distributed import Ranks, first_on_rank_zero, leave, ranks_from_environment
 from flairsuite.runtime.precision import require_precision, resolved_precision
+from flairsuite.runtime.threads import apply as apply_threads
 from flairsuite.training import Budget
 
 DIRECTIONS = {"forward": (True,), "backward": (False,), "both": (True, False)}
@@ -128,7 +128,7 @@ def train_charlm_command(run: CharlmRun) -> Iterator[str]:
     run, initials, hyper = starting_point(run, models_dir)
     base_chars = next(iter(initials.values())).chars if initials else ()  # the initial dictionary (both directions share it)
     if run.threads:
-        torch.set_num_threads(run.threads)
+        apply_threads(run.threads)
     ranks = ranks_from_environment()  # one rank unless started by torchrun
     if ranks.device is not None and ranks.device.type == "cuda":
         flair.device = ranks.device

@@ -61,13 +61,12 @@ def suggest(
     import time
     from pathlib import Path
 
-    import torch
-
     from flairsuite.files.atomic import write_json, write_text
+    from flairsuite.runtime.threads import apply as apply_threads
     from flairsuite.suggest.suggestion import suggest as rank
 
     if threads:
-        torch.set_num_threads(threads)
+        apply_threads(threads)
     start = time.perf_counter()
     found = rank(Path(model), Path(texts), count, fmt, unit, measure, batch_size, join_line_ends, reader_spans, neighbours, min_tokens)
     target = Path(out)

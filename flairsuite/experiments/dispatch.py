@@ -8,6 +8,7 @@ from typing import Callable, Optional
 
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.reading import Experiment
+from flairsuite.runtime.threads import apply as apply_threads
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,6 @@ def run_tag(experiment: Experiment, request: TagRequest, echo: Callable[[str], N
 
 
 def set_threads(threads: Optional[int]) -> None:
-    """torch's intra-op threads, where given (else torch's default)."""
+    """torch's intra-op threads, where given (else the count the thread rule chose as torch loaded: `runtime.threads`)."""
     if threads:
-        import torch
-
-        torch.set_num_threads(threads)
+        apply_threads(threads)

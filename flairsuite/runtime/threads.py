@@ -42,7 +42,9 @@ count, every RECHECK (60) seconds it reads the busy cores over the time since it
 when the rule's count changed. A `tag` or `train-charlm` started on a quiet machine so drops to one thread when another
 job starts beside it (two threads then ran a 1-epoch `tag` 3.7 times slower than one, above), and takes both cores
 again when that job ends. A 60-second window reads the load far more surely than the 0.15 s one at the start, and
-costs one read of /proc/stat a minute; `--threads` and the environment's choices are never changed.
+costs one read of /proc/stat a minute; `--threads` and the environment's choices are never changed. Seen on the 2-core
+machine: a `tag` of Sturm (BiLSTM-CRF, word vectors alone) started alone took 9 s an epoch with 2 threads, 16-18 s once
+two one-thread trainings started beside it, and 10 s after its next look set 1 thread ("now 1.42 cores busy").
 
 The chosen count goes to the log at INFO (logger `flairsuite.runtime.threads`, stderr); a tagging run also records its
 threads in metrics.json (the count at its start).
@@ -220,6 +222,7 @@ class BeforeTorch:
             if not leaves_torch_alone(self.environ):
                 try:
                     self.environ[NUM_THREADS] = str(default_threads())
+                    CHOICE.ruling, CHOICE.last = True, read_cpus(affinity())  # the rule keeps the count (`recheck`)
                 except Exception as err:  # noqa: BLE001  (a failed guess must not fail torch's import: torch's default then)
                     log.debug("torch threads: no choice (%s)", err)
         return None  # the ordinary finders import it
@@ -240,8 +243,9 @@ def prepare_for_torch(environ: MutableMapping[str, str] = os.environ, meta_path:
 
 
 def apply(threads: Optional[int], workers: int = 1, environ: MutableMapping[str, str] = os.environ) -> None:
-    """A command's `--threads`: torch's intra-op threads at N when given; else the rule's count for a command of
-    `workers` independent workers, unless the environment decides (OMP_NUM_THREADS of its own, the torch policy)."""
+    """A command's `--threads`: torch's intra-op threads at N when given (the rule no longer looks again); else the rule's
+    count for a command of `workers` independent workers, unless the environment decides (OMP_NUM_THREADS of its own, the
+    torch policy)."""
     CHOICE.ruling = False
     if threads:
         import torch
