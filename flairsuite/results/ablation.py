@@ -41,7 +41,7 @@ from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.files.yaml_file import read_yaml
 from flairsuite.results.collect import SCORE, TRANSFER, trained_runs
 from flairsuite.results.metrics_file import FINE_TUNED, NO_TRANSFER, TRANSFER_SEGMENT
-from flairsuite.results.self_training_report import is_self_training, rounds_frame, with_costs
+from flairsuite.results.self_training_report import is_self_training, round_name, rounds_frame, with_costs
 from flairsuite.results.tables import STYLES, WRITERS, Cell, Difference, metric_title, summary, written
 from flairsuite.results.welch import welch_interval
 from flairsuite.settings_schema import checked_keys
@@ -49,7 +49,7 @@ from flairsuite.settings_schema import checked_keys
 LEVEL = 0.90
 ROUND = "round"  # the column of a self-training round's segment (rows added by `with_rounds`; NaN for runs)
 NO_ROUND = ""
-ROUND_SEGMENT = re.compile(r"round-0|threshold-[0-9.]+-round-[1-9][0-9]*")
+ROUND_SEGMENT = re.compile(r"round-0|threshold-[0-9.]+-round-[1-9][0-9]*")  # what `round_name` writes
 DELTA = {"md": "Δ", "csv": "Δ", "latex": r"$\Delta$"}  # pdflatex without extra packages takes no Unicode Δ
 HEADERS = ("change", "runs", "LM valid ppl", "dev", f"Δ dev [{LEVEL * 100:.0f} % interval]", "test", f"Δ test [{LEVEL * 100:.0f} % interval]",
            "core-min a run")
@@ -222,8 +222,7 @@ def round_rows(root: Path, experiment: str) -> pd.DataFrame:
         return pd.DataFrame()
     rounds, _ = with_costs(rounds)
     threaded = rounds["threads"].notna().all()
-    segment = ["round-0" if index == 0 else f"threshold-{threshold:g}-round-{index}"
-               for threshold, index in zip(rounds["threshold"], rounds["round"])]
+    segment = [round_name(threshold, int(index)) for threshold, index in zip(rounds["threshold"], rounds["round"])]
     return pd.DataFrame({"experiment": experiment, "embeddings": rounds["stack"], "tagger": rounds["tagger"], "fine_tune": False,
                          TRANSFER: NO_TRANSFER, ROUND: segment, "corpus_label": rounds["corpus"], "entity_fix": False,
                          f"dev_{SCORE}": rounds["dev"], f"test_{SCORE}": rounds["test"], "embedding_specs": "",

@@ -11,9 +11,10 @@ pseudo-labels of the pool), and per threshold `threshold-<t>/round-<r>.json` (ro
 sentences kept (mean over seeds, and as a share of the pool), where the pool's gold tags are known (hold_back) the F1 of
 the kept pseudo-labels against them, dev and test F1 (mean ± std over seeds), and the change of test F1 against round 0
 (mean of the per-seed differences). Each later round's dev F1 stands against round 0's with the 90 % interval of the
-per-seed differences (paired: a seed's rounds share its labelled part, its pool and its round 0), and each row says what it cost: the minutes of every training
-up to it (round 0 and the threshold's rounds so far, mean over seeds), times their torch threads where the rounds recorded
-them (core-minutes; rounds from before that record wall minutes, and the header says so). The row with the best mean dev
+per-seed differences (paired: a seed's rounds share its labelled part, its pool and its round 0), and each row says what
+it cost: the minutes of every training up to it (round 0 and the threshold's rounds so far, mean over seeds), times their
+torch threads where the rounds recorded them (core-minutes; rounds from before that record wall minutes, and the header
+says so). `round_name` is how other tables name a round (`round-0`, `threshold-0.9-round-2`). The row with the best mean dev
 F1 is the one chosen (marked, and said below the table): test F1 is read there, never chosen on.
 """
 
@@ -50,6 +51,11 @@ def is_self_training(folder: Path) -> bool:
 def threshold_folder(study: Path, threshold: float) -> Path:
     """Where the rounds of one threshold of a study live: `threshold-0.9`."""
     return study / f"{THRESHOLD_PREFIX}{threshold:g}"
+
+
+def round_name(threshold: Optional[float], index: int) -> str:
+    """A round as the ablation files name it: `round-0`, or `threshold-0.9-round-2` (its threshold's folder, then the round)."""
+    return f"{ROUND_PREFIX}0" if index == 0 else f"{THRESHOLD_PREFIX}{threshold:g}-{ROUND_PREFIX}{index}"
 
 
 def round_file(folder: Path, index: int) -> Path:
