@@ -18,6 +18,9 @@ changes:
 A self-training experiment's rounds (`self_training_report.py`) are named by a segment after the stack: `round-0` (the
 tagger on the labelled part only) or `threshold-T-round-R`; a round's cost is that of every training up to it (round 0
 and the threshold's rounds so far: what it takes to get there), in core-minutes where the rounds recorded their threads.
+A round against another round of the same study gets the interval of the per-seed differences instead of Welch's, marked
+`paired` (a seed's rounds share its labelled part, its pool and its round 0, so the seeds' spread, mostly which part of
+train each seed holds back, is not the change's).
 
 `flairsuite results DIR --layout ablation --ablation-file FILE` prints one table per corpus: the baseline's dev and test
 score (mean ± std (n) over seeds), then per change its scores and the difference to its baseline with
@@ -43,13 +46,15 @@ from flairsuite.results.collect import SCORE, TRANSFER, trained_runs
 from flairsuite.results.metrics_file import FINE_TUNED, NO_TRANSFER, TRANSFER_SEGMENT
 from flairsuite.results.self_training_report import is_self_training, round_name, rounds_frame, with_costs
 from flairsuite.results.tables import STYLES, WRITERS, Cell, Difference, metric_title, summary, written
-from flairsuite.results.welch import welch_interval
+from flairsuite.results.welch import paired_interval, welch_interval
 from flairsuite.settings_schema import checked_keys
 
 LEVEL = 0.90
 ROUND = "round"  # the column of a self-training round's segment (rows added by `with_rounds`; NaN for runs)
 NO_ROUND = ""
 ROUND_SEGMENT = re.compile(r"round-0|threshold-[0-9.]+-round-[1-9][0-9]*")  # what `round_name` writes
+PAIRED_NOTE = ("paired: two rounds of one self-training study, the interval of the per-seed differences (a seed's rounds share "
+               "its labelled part, its pool and its round 0)")
 DELTA = {"md": "Δ", "csv": "Δ", "latex": r"$\Delta$"}  # pdflatex without extra packages takes no Unicode Δ
 HEADERS = ("change", "runs", "LM valid ppl", "dev", f"Δ dev [{LEVEL * 100:.0f} % interval]", "test", f"Δ test [{LEVEL * 100:.0f} % interval]",
            "core-min a run")
@@ -146,6 +151,30 @@ def scores(frame: pd.DataFrame, ref: RunsRef, corpus: str, split: str) -> list[f
     return (chosen[f"{split}_{SCORE}"] * 100).tolist()
 
 
+def seeded_scores(frame: pd.DataFrame, ref: RunsRef, corpus: str, split: str) -> dict[int, float]:
+    """The main scores (%) of the runs of `ref` on `corpus` in `split` by seed, Entity-Fix variants left out."""
+    chosen = trained_runs(runs_of(frame, ref))
+    chosen = chosen[chosen["corpus_label"] == corpus]
+    return {int(seed): float(score) * 100 for seed, score in zip(chosen["seed"], chosen[f"{split}_{SCORE}"])}
+
+
+def one_study(a: RunsRef, b: RunsRef) -> bool:
+    """Whether `a` and `b` are two rounds of the same self-training study (their seeds pair run by run)."""
+    return a.round != NO_ROUND and b.round != NO_ROUND and a._replace(round=NO_ROUND) == b._replace(round=NO_ROUND)
+
+
+def paired_difference(change: dict[int, float], baseline: dict[int, float]) -> Optional[Difference]:
+    """The mean per-seed difference over the seeds both sides have, with its paired interval from two seeds on; None
+    without a common seed."""
+    seeds = sorted(set(change) & set(baseline))
+    if not seeds:
+        return None
+    ours, theirs = [change[seed] for seed in seeds], [baseline[seed] for seed in seeds]
+    if len(seeds) < 2:
+        return Difference(ours[0] - theirs[0])
+    return Difference(*paired_interval(ours, theirs, LEVEL), paired=True)
+
+
 def perplexity_cell(frame: pd.DataFrame, ref: RunsRef, corpus: str) -> str:
     """`3.759 / 3.779`: the valid perplexity per character of the character LMs the runs of `ref` on `corpus` read, in
     stack order, as the runs recorded them (`artifact_summaries`); runs that read LMs of other perplexities add theirs
@@ -191,9 +220,13 @@ def ablation_rows(frame: pd.DataFrame, ablation: Ablation, corpus: str) -> list[
         perplexity = perplexity_cell(frame, change.runs, corpus)
         if against and perplexity_cell(frame, change.baseline, corpus):
             perplexity += f" (against {perplexity_cell(frame, change.baseline, corpus)})"
-        rows.append([change.change, f"{change.runs}{against}", perplexity,
-                     summary(ours["dev"]), difference(ours["dev"], theirs["dev"]),
-                     summary(ours["test"]), difference(ours["test"], theirs["test"]), core_minutes(frame, change.runs, corpus)])
+        if one_study(change.runs, change.baseline):
+            dev, test = (paired_difference(seeded_scores(frame, change.runs, corpus, split), seeded_scores(frame, change.baseline, corpus, split))
+                         for split in ("dev", "test"))
+        else:
+            dev, test = difference(ours["dev"], theirs["dev"]), difference(ours["test"], theirs["test"])
+        rows.append([change.change, f"{change.runs}{against}", perplexity, summary(ours["dev"]), dev, summary(ours["test"]), test,
+                     core_minutes(frame, change.runs, corpus)])
     return rows
 
 
@@ -223,7 +256,7 @@ def round_rows(root: Path, experiment: str) -> pd.DataFrame:
     rounds, _ = with_costs(rounds)
     threaded = rounds["threads"].notna().all()
     segment = [round_name(threshold, int(index)) for threshold, index in zip(rounds["threshold"], rounds["round"])]
-    return pd.DataFrame({"experiment": experiment, "embeddings": rounds["stack"], "tagger": rounds["tagger"], "fine_tune": False,
+    return pd.DataFrame({"experiment": experiment, "embeddings": rounds["stack"], "tagger": rounds["tagger"], "seed": rounds["seed"], "fine_tune": False,
                          TRANSFER: NO_TRANSFER, ROUND: segment, "corpus_label": rounds["corpus"], "entity_fix": False,
                          f"dev_{SCORE}": rounds["dev"], f"test_{SCORE}": rounds["test"], "embedding_specs": "",
                          "artifact_summaries": [{}] * len(rounds), "seconds": rounds["cost"],
@@ -263,9 +296,12 @@ def ablation_tables(frame: pd.DataFrame, ablation: Ablation, fmt: str = "md") ->
         metric = metric_title(base[base["corpus_label"] == corpus], SCORE)
         title = (f"{ablation.title}: {corpus}, dev and test {metric} (%), mean ± std over seeds (n); Δ: the change − its baseline, "
                  f"{LEVEL * 100:.0f} % Welch interval")
-        rows = [[*map(style.escape, row[:3]), *row[3:]] for row in ablation_rows(frame, ablation, corpus)]  # type: ignore[arg-type]
+        cells = ablation_rows(frame, ablation, corpus)
+        rows = [[*map(style.escape, row[:3]), *row[3:]] for row in cells]  # type: ignore[arg-type]
         headers, rows = written([style.escape(h).replace("Δ", DELTA[fmt]) for h in HEADERS], rows, style, numbers=fmt == "csv")
         footnotes = [f"{style.dagger} {style.escape(note)}" for note in notes]
+        if any(isinstance(cell, Difference) and cell.paired for row in cells for cell in row):
+            footnotes.append(style.escape(PAIRED_NOTE))
         sections.append(WRITERS[fmt](style.escape(title).replace("Δ", DELTA[fmt]), headers, rows, footnotes, 3))
     return "\n\n".join(sections)
 

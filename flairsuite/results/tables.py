@@ -100,14 +100,18 @@ class Reference:
 
 @dataclass(frozen=True)
 class Difference:
-    """A difference of two means (points) and its confidence interval: `+1.62 [+0.60, +2.64]`, without one `+1.62`."""
+    """A difference of two means (points) and its confidence interval: `+1.62 [+0.60, +2.64]`, without one `+1.62`;
+    `paired`: the interval is that of per-seed differences (`+1.62 [+0.60, +2.64] paired`)."""
 
     value: float
     low: Optional[float] = None
     high: Optional[float] = None
+    paired: bool = False
 
     def text(self, style: Style) -> str:
-        return f"{self.value:+.2f}" if self.low is None else f"{self.value:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
+        if self.low is None:
+            return f"{self.value:+.2f}"
+        return f"{self.value:+.2f} [{self.low:+.2f}, {self.high:+.2f}]" + (" paired" if self.paired else "")
 
     def numbers(self) -> dict[str, Optional[float]]:
         return {"": self.value, "low": self.low, "high": self.high}
