@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import LETTERS_DEV, LETTERS_TEST, LETTERS_TRAIN, REPO, invoke, one_error_line, tagged_conll, write_file
+from flair.data import Sentence
 from scipy import stats
 
 from flairsuite.errors import FlairsuiteError
@@ -19,6 +20,7 @@ from flairsuite.experiments.self_training import Study, run_self_training
 from flairsuite.experiments.self_training_pool import held_back
 from flairsuite.experiments.self_training_text import text_split
 from flairsuite.experiments.simulation import subset
+from flairsuite.inference.saved_tagger import load_tagger
 from flairsuite.models.uncertainty import Scores
 from flairsuite.results.self_training_report import is_self_training, self_training_report
 from flairsuite.tagging.tagger_training import decode
@@ -164,6 +166,20 @@ def test_hold_back_study_trains_on_pseudo_labels_only_and_resumes(tmp_path, monk
     # the pseudo-labels are round 0's own predictions on the pool (round 1 at threshold 0 holds the whole pool)
     pool_only = subset(trained[1][0], list(range(10, 20)))
     assert decode(round_zero_model, pool_only) == [labels["tags"][str(i)] for i in range(10)]
+
+    # the study keeps its best round on dev (the earliest trained on a tie) as model.pt, a tagger that predicts as it did
+    order = [((None, 0), zero)] + [((float(t), r), records[(t, r)]) for t, r in rounds]
+    best = max(range(len(order)), key=lambda i: (order[i][1]["dev"], -i))
+    chosen = json.loads((study / "model.json").read_text())
+    (threshold, index), record = order[best]
+    assert chosen["round"] == ("round-0" if index == 0 else f"threshold-{threshold:g}-round-{index}")
+    assert (chosen["dev"], chosen["test"]) == (record["dev"], record["test"])
+    models = {(None, 0): round_zero_model, **{(float(t), r): m for (t, r), (_, m) in zip(retrained, trained[1:], strict=True)}}
+    texts = ["Am Dienstag kam Marie nach Wien .", "Otto schrieb aus Berlin .", "Anna blieb in Hamburg ."]
+    saved, ours = [Sentence(text) for text in texts], [Sentence(text) for text in texts]
+    load_tagger(study / "model.pt").predict(saved)
+    models[(threshold, index)].predict(ours)
+    assert [s.to_tagged_string() for s in saved] == [s.to_tagged_string() for s in ours]
 
     # a study stopped right after round 1 of its first threshold continues to the same records
     monkeypatch.setattr(Study, "train", original)

@@ -7,10 +7,13 @@ a confidence at or above the threshold (`flairsuite.experiments.pseudo_labels`) 
 the labelled part plus those sentences under their pseudo-labels. Every round is selected on the corpus's dev split and
 scored on dev and test; its record holds how many pool sentences were kept and, with `hold_back`, the F1 of those
 pseudo-labels against the hidden gold tags. Training is the grid's (`train_tagger` on cached embeddings, the run's seed
-and settings); the pool's gold tags never reach a training set.
+and settings); the pool's gold tags never reach a training set. A study keeps the model of its best round on dev (the
+earlier round on a tie) as `model.pt`, a Flair SequenceTagger as a grid run's, with `model.json` naming the round: the
+self-trained tagger to predict with.
 
 Resumable, and a rerun is identical: a round's model tags the pool (`labels-<r>.json`, atomically) before the round's
-scores are written (`round-<r>.json`, last, marks it finished); a killed study continues at its first round without
+scores are written (`round-<r>.json`, last, marks it finished), and a round that beats the finished ones on dev saves its
+model before its scores; a killed study continues at its first round without
 scores, from that round's epoch checkpoint, and always trains on the recorded pseudo-labels. Files and the table:
 `flairsuite.results.self_training_report`. A changed block, grid, text or embedding file under the same name is
 refused unless `--force`, which starts the studies over.
@@ -35,7 +38,7 @@ from flairsuite.experiments.pseudo_labels import LABELS_RECORD, PseudoLabels, la
 from flairsuite.experiments.reading import Experiment
 from flairsuite.experiments.rounds import check_rounds_state, round_record
 from flairsuite.experiments.run_data import GridData, features, label_type, run_stack, tag_dictionary
-from flairsuite.experiments.runner import select
+from flairsuite.experiments.runner import MODEL_FILE, save_model, select
 from flairsuite.experiments.self_training_pool import StudyData, hold_back_data, text_data, with_pseudo_labels
 from flairsuite.experiments.self_training_settings import SelfTraining
 from flairsuite.experiments.self_training_text import text_digest, text_split
@@ -43,14 +46,17 @@ from flairsuite.files.atomic import write_json, write_text
 from flairsuite.files.locks import claimed
 from flairsuite.files.paths import results_dir
 from flairsuite.files.summary_file import read_record
+from flairsuite.models.card import record_segmentation
 from flairsuite.models.registry import build_tagger
 from flairsuite.results.self_training_report import (
+    CHOSEN_FILE,
     CSV_FILE,
     POOL_FILE,
     STATE_FILE,
     TABLE_FILE,
     labels_file,
     round_file,
+    round_name,
     rounds_frame,
     self_training_report,
     threshold_folder,
@@ -164,6 +170,17 @@ class Study:
         """The record of a round: where it belongs, what it trained on (`fields`), dev and test scores (`rounds.round_record`)."""
         return round_record(self.run, model, progress, started, self.cached("dev"), self.cached("test"), **fields)
 
+    def keep_if_best(self, model: torch.nn.Module, record: dict[str, Any]) -> None:
+        """Save `model` as the study's model.pt, and its round in model.json, where its dev score beats every finished round's
+        (the round's scores are written after this, so a study killed in between trains the round again and saves it again)."""
+        finished = rounds_frame(self.folder)
+        if not finished.empty and record["dev"] <= finished["dev"].max():
+            return
+        record_segmentation(model, self.run.corpus.spec().segmentation)  # predict splits raw text as the corpus was read
+        save_model(model, self.folder / MODEL_FILE)
+        write_json(self.folder / CHOSEN_FILE, {"key": self.key, "round": round_name(record["threshold"], record["round"]),
+                                               "dev": record["dev"], "test": record["test"]})
+
     def pseudo_score(self, data: StudyData, kept: list[int], labels: PseudoLabels) -> Optional[float]:
         """The main score of the kept pseudo-labels against the pool's gold tags (None: gold unknown, or nothing kept)."""
         if data.pool_gold is None or not kept:
@@ -181,6 +198,7 @@ class Study:
         labels = self.labels(model, data, min(self.settings.thresholds), target)
         record = self.scored(model, progress, started, threshold=None, round=0, labelled=len(data.labelled), pool=len(data.pool), kept=0,
                              kept_tokens=0, pseudo=None, pool_scores=labels.pool_scores)
+        self.keep_if_best(model, record)
         write_json(round_file(self.folder, 0), record)
         echo(f"{desc}: {len(data.labelled)} labelled sentences, test {self.run.corpus.task.metric_title} {record['test'] * 100:.2f}")
         return labels
@@ -213,9 +231,11 @@ class Study:
         train = with_pseudo_labels(data.labelled, data.pool, kept, labels.tags)
         model, progress = self.train(train, folder, desc, f"{self.key}:threshold-{threshold!r}:round-{index}")
         after = self.labels(model, data, threshold, labels_file(folder, index)) if index < self.settings.rounds else None
-        return self.scored(model, progress, started, threshold=threshold, round=index, labelled=len(data.labelled), pool=len(data.pool),
-                           kept=len(kept), kept_tokens=int(sum(data.pool.lengths[i] for i in kept)),
-                           pseudo=self.pseudo_score(data, kept, labels), pool_scores=None if after is None else after.pool_scores)
+        record = self.scored(model, progress, started, threshold=threshold, round=index, labelled=len(data.labelled), pool=len(data.pool),
+                             kept=len(kept), kept_tokens=int(sum(data.pool.lengths[i] for i in kept)),
+                             pseudo=self.pseudo_score(data, kept, labels), pool_scores=None if after is None else after.pool_scores)
+        self.keep_if_best(model, record)
+        return record
 
     def round_zero_again(self, data: StudyData, threshold: float, index: int, folder: Path) -> dict[str, Any]:
         """A round that keeps no pool sentence trains round 0's run again (same sentences, seed and settings): its record is round
@@ -277,5 +297,6 @@ def run_self_training(experiment: Experiment, home: Path, corpora_root: Path, fo
     write_text(out / TABLE_FILE, self_training_report(out) + "\n")
     rounds = 1 + len(settings.thresholds) * settings.rounds
     echo(f"studied {len(chosen)} runs ({rounds} trainings each) in {time.perf_counter() - started:.0f} s; embeddings computed for "
-         f"{data.computed} (split, embedding) pairs; wrote {out / TABLE_FILE} and {out / CSV_FILE}")
+         f"{data.computed} (split, embedding) pairs; wrote {out / TABLE_FILE} and {out / CSV_FILE}; each study's best round on dev "
+         f"is its {MODEL_FILE} ({CHOSEN_FILE} names the round)")
     return out
