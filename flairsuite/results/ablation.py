@@ -144,17 +144,21 @@ def load_ablation(path: Path) -> Ablation:
     return Ablation(title.strip(), baseline, rows, path)
 
 
+def corpus_runs(frame: pd.DataFrame, ref: RunsRef, corpus: str) -> pd.DataFrame:
+    """The trained runs of `ref` on `corpus` (Entity-Fix variants left out); runs on other corpora are not this table's."""
+    runs = trained_runs(runs_of(frame, ref))
+    return runs[runs["corpus_label"] == corpus]
+
+
 def scores(frame: pd.DataFrame, ref: RunsRef, corpus: str, split: str) -> list[float]:
     """The main scores (%) of the runs of `ref` on `corpus` in `split`, Entity-Fix variants left out."""
-    chosen = trained_runs(runs_of(frame, ref))
-    chosen = chosen[chosen["corpus_label"] == corpus]
+    chosen = corpus_runs(frame, ref, corpus)
     return (chosen[f"{split}_{SCORE}"] * 100).tolist()
 
 
 def seeded_scores(frame: pd.DataFrame, ref: RunsRef, corpus: str, split: str) -> dict[int, float]:
     """The main scores (%) of the runs of `ref` on `corpus` in `split` by seed, Entity-Fix variants left out."""
-    chosen = trained_runs(runs_of(frame, ref))
-    chosen = chosen[chosen["corpus_label"] == corpus]
+    chosen = corpus_runs(frame, ref, corpus)
     return {int(seed): float(score) * 100 for seed, score in zip(chosen["seed"], chosen[f"{split}_{SCORE}"])}
 
 
@@ -180,8 +184,7 @@ def perplexity_cell(frame: pd.DataFrame, ref: RunsRef, corpus: str) -> str:
     stack order, as the runs recorded them (`artifact_summaries`); runs that read LMs of other perplexities add theirs
     after `;`. Runs on other corpora are not this table's (they may have read another file of the same name)."""
     seen: list[str] = []
-    runs = trained_runs(runs_of(frame, ref))
-    runs = runs[runs["corpus_label"] == corpus]
+    runs = corpus_runs(frame, ref, corpus)
     for specs, summaries in zip(runs["embedding_specs"], runs["artifact_summaries"]):
         values = [(summaries or {}).get(spec, {}).get("valid_ppl") for spec in specs.split() if spec.startswith("charlm:")]
         text = " / ".join(f"{value:.3f}" for value in values if value is not None)
@@ -201,8 +204,7 @@ def difference(change: list[float], baseline: list[float]) -> Optional[Differenc
 
 def core_minutes(frame: pd.DataFrame, ref: RunsRef, corpus: str) -> float:
     """Mean wall minutes times torch threads of the runs of `ref` on `corpus` (NaN without runs or without threads recorded)."""
-    runs = trained_runs(runs_of(frame, ref))
-    runs = runs[runs["corpus_label"] == corpus]
+    runs = corpus_runs(frame, ref, corpus)
     return float((runs["seconds"] * runs["threads"]).mean() / 60) if len(runs) else math.nan
 
 
