@@ -22,7 +22,10 @@ from flairsuite.experiments.self_training_text import text_split
 from flairsuite.experiments.simulation import subset
 from flairsuite.inference.saved_tagger import load_tagger
 from flairsuite.models.uncertainty import Scores
+from flairsuite.results.metrics_file import read_run
+from flairsuite.results.predictions import read_prediction_sentences
 from flairsuite.results.self_training_report import is_self_training, self_training_report
+from flairsuite.tagging.scoring import strict_scores
 from flairsuite.tagging.tagger_training import decode
 
 TRAIN = [*LETTERS_TRAIN, "Am Sonntag/B-date fuhr Otto/B-pers nach Köln/B-place .", "Anna/B-pers blieb in Hamburg/B-place ."]
@@ -50,7 +53,8 @@ def test_block_is_validated(tmp_path):
     config = load_experiment(experiment_file(tmp_path, "{hold_back: 0.5, thresholds: [0.9, 0.99], rounds: 2}")).self_training
     assert (config.hold_back, config.thresholds, config.rounds, config.mode) == (0.5, (0.9, 0.99), 2, "hold_back")
     config = load_experiment(experiment_file(tmp_path, "{text: texts/, thresholds: [0.9], rounds: 1}")).self_training
-    assert config.texts == ((tmp_path / "texts" / "a.txt").resolve(),) and config.mode == "text"
+    assert config.texts == ((tmp_path / "texts" / "a.txt").resolve(),) and config.mode == "text" and config.max_sentences is None
+    assert load_experiment(experiment_file(tmp_path, "{text: texts/, max_sentences: 50, thresholds: [0.9], rounds: 1}")).self_training.max_sentences == 50
     for block, taggers, stack, message in [
         ("{hold_back: 0.5, text: texts/, thresholds: [0.9], rounds: 1}", "[map-crf]", None, "give exactly one of text"),
         ("{thresholds: [0.9], rounds: 1}", "[map-crf]", None, "give exactly one of text"),
@@ -60,6 +64,8 @@ def test_block_is_validated(tmp_path):
         ("{hold_back: 0.5, thresholds: [0.9], rounds: 0}", "[map-crf]", None, r"self_training.rounds must be a positive integer"),
         ("{hold_back: 1, thresholds: [0.9], rounds: 1}", "[map-crf]", None, r"self_training.hold_back must be a share of train in \(0, 1\)"),
         ("{hold_back: 0.5, thresholds: [0.9], round: 1}", "[map-crf]", None, "self_training: unknown key 'round'"),
+        ("{hold_back: 0.5, max_sentences: 50, thresholds: [0.9], rounds: 1}", "[map-crf]", None, "self_training.max_sentences caps the pool drawn from text"),
+        ("{text: texts/, max_sentences: 0, thresholds: [0.9], rounds: 1}", "[map-crf]", None, "self_training.max_sentences must be a positive integer"),
         ("{hold_back: 0.5, thresholds: [0.9]}", "[map-crf]", None, "self_training: missing key 'rounds'"),
         ("{text: nothing.txt, thresholds: [0.9], rounds: 1}", "[map-crf]", None, "self_training.text: nothing.txt is not a file or folder"),
         ("{hold_back: 0.5, thresholds: [0.9], rounds: 1}", "[cse]", None, "tagger cse gives no probability of its tag sequence"),
@@ -88,13 +94,22 @@ def test_hold_back_hides_the_stated_share():
 
 def test_text_is_read_as_predict_reads_it(tmp_path):
     first, second = write_file(tmp_path / "a.txt", TEXT), write_file(tmp_path / "b.txt", "Karl blieb in Wien.\n")
-    split, left_out = text_split([first, second], "words", None, [("Lieber", "Otto", ",", "herzlichen", "Dank", "!")])
+    split, left_out, found = text_split([first, second], "words", None, [("Lieber", "Otto", ",", "herzlichen", "Dank", "!")])
     assert left_out == 1  # the dev sentence
     assert [" ".join(tokens) for tokens in split.texts] == [
         "Am Dienstag kam Marie nach Wien .", "Otto schrieb aus Berlin .", "Am Freitag reiste Karl nach München .",
         "Die Ausstellung ist geschlossen .", "Karl blieb in Wien ."]  # Mün-/chen joined across the line end
     assert all(set(tags) == {"O"} for tags in split.tags) and split.starts == frozenset({4})  # each file a document
     assert [bool(b) for b in split.spaces[0]] == [True, True, True, True, True, False, False]
+    assert found == 5
+    capped, _, found = text_split([first, second], "words", None, [], max_sentences=3)  # a draw of 3 of the 6, in text order
+    assert found == 6 and len(capped.texts) == 3 and capped.texts == [t for t in split_all(first, second) if t in capped.texts]
+    assert text_split([first, second], "words", None, [], max_sentences=3)[0].texts == capped.texts  # the same draw every time
+    assert text_split([first, second], "words", None, [], max_sentences=6)[0].texts == split_all(first, second)
+
+
+def split_all(*paths: Path) -> list[tuple[str, ...]]:
+    return text_split(list(paths), "words", None, [])[0].texts
 
 
 def files(out: Path) -> dict[str, object]:
@@ -173,7 +188,10 @@ def test_hold_back_study_trains_on_pseudo_labels_only_and_resumes(tmp_path, monk
     chosen = json.loads((study / "model.json").read_text())
     (threshold, index), record = order[best]
     assert chosen["round"] == ("round-0" if index == 0 else f"threshold-{threshold:g}-round-{index}")
-    assert (chosen["dev"], chosen["test"]) == (record["dev"], record["test"])
+    assert (chosen["dev"]["f1"], chosen["test"]["f1"]) == (record["dev"], record["test"])
+    assert read_run(study / "model.json").metrics["epochs"] == record["epochs"] and chosen["self_training"]["kept"] == record["kept"]
+    test_tokens = read_prediction_sentences(study / "predictions.tsv")  # the kept model's test tags, as a grid run writes them
+    assert strict_scores([[t.gold for t in s] for s in test_tokens], [[t.predicted for t in s] for s in test_tokens]) == chosen["test"]
     models = {(None, 0): round_zero_model, **{(float(t), r): m for (t, r), (_, m) in zip(retrained, trained[1:], strict=True)}}
     texts = ["Am Dienstag kam Marie nach Wien .", "Otto schrieb aus Berlin .", "Anna blieb in Hamburg ."]
     saved, ours = [Sentence(text) for text in texts], [Sentence(text) for text in texts]

@@ -5,9 +5,10 @@ Covers: the format told by content for every format the readers take, and the er
 export read and printed as `tag` reads it (split by document, seed 1), an INCEpTION project export as it comes (curated,
 or `--annotator`); the recipe (a language without a pair is an error; vectors only where they exist); the confusion
 count of the report; one run of the installed command on a tiny home (a hidden-16 `de` pair and dim-16 vectors, one
-epoch): its stdout (format, split, where, scores), the experiment file `tag` reads naming the same corpus and split (and
-`flairsuite tag` on it finding the run finished), the model loaded by plain Flair, the card's split and scores, the
-report's tables, picture and spans; a bad export is one `Error:` line.
+epoch, one plain text): its stdout (format, split, where, scores, the self-training round kept), the experiment file
+`tag` reads naming the same corpus and split and self-training on the text given (and `flairsuite tag` on it finding the
+study finished), the model loaded by plain Flair, the card's split, scores and round (the study's model.json), the
+report's tables, picture and spans; `--no-self-training` leaves the block out; a bad export is one `Error:` line.
 """
 
 import base64
@@ -27,7 +28,7 @@ from flairsuite.corpora.document_splits import split_record
 from flairsuite.corpora.format_detection import detect_format
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.reading import read_experiment
-from flairsuite.experiments.train_tagger import choose_recipe, read_export_corpus
+from flairsuite.experiments.train_tagger import TaggerRequest, choose_recipe, prepare, read_export_corpus
 from flairsuite.results.tagger_report import BOUNDARY, MISSED, SPURIOUS, confusions, strict_entities
 
 REPO = Path(__file__).resolve().parent.parent
@@ -182,7 +183,13 @@ def test_stdout_says_what_was_read_where_it_wrote_and_the_scores(trained):
     assert any(line.startswith("recipe: BiLSTM-CRF on the released de character-LM pair continued on the export's train text and 1 plain "
                                "text given (charlm:de-letters-tagger-forward, -backward); fastText vectors fasttext:de as they are")
                for line in lines)
+    train_sentences = json.loads((out / "card.json").read_text(encoding="utf-8"))["split"]["train"]["sentences"]
+    assert any(line.startswith("recipe: ") and line.endswith(f"; then one round of self-training on up to {train_sentences:,} sentences of "
+                                                              "the plain texts (those tagged with confidence 0.9 or more join train), the "
+                                                              "round better on dev kept") for line in lines)  # as many as train holds
     assert "wrote letters-tagger/experiment.yaml (again: flairsuite tag letters-tagger/experiment.yaml)" in lines
+    assert re.search(r"^self-training: kept round [01] \([01] of 1 plain sentence tagged with confidence 0.9 or more; dev F1: round 0 "
+                     r"[0-9.]+, round 1 [0-9.]+\)$", result.stdout, re.M)
     assert re.search(r"^test: precision [0-9.]+, recall [0-9.]+, F1 [0-9.]+ \(dev F1 [0-9.]+\)$", result.stdout, re.M)
     assert lines[-1] == "wrote letters-tagger/model.pt (a Flair SequenceTagger), letters-tagger/card.json, letters-tagger/report.html"
     assert "batch" not in result.stdout and "adapt: training" in result.stderr  # progress and the adaptation's lines: stderr
@@ -203,7 +210,19 @@ def test_the_experiment_file_is_tags_and_names_the_same_corpus_and_split(trained
     again = subprocess.run([FLAIRSUITE, "tag", str(out / "experiment.yaml"), "--threads", "1"], capture_output=True, text=True,
                            cwd=out.parent, env=env, timeout=300)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert "are current" in again.stdout and "letters-tagger: 1 runs, 1 finished before, 0 to train" in again.stdout
+    assert "are current" in again.stdout and "studied 1 runs (2 rounds each, 0 scored now, the rest before)" in again.stdout
+    block = experiment.config.self_training  # the texts given, not the export's own: one round above 0.9, at most train's sentences
+    assert [path.name for path in block.texts] == ["brief.txt"] and (block.thresholds, block.rounds) == ((0.9,), 1)
+    assert block.max_sentences == card["split"]["train"]["sentences"]
+
+
+def test_no_self_training_writes_the_recipe_without_it(trained, tmp_path, monkeypatch):
+    _, out, home, _ = trained
+    monkeypatch.chdir(out.parent)
+    prepared = prepare(TaggerRequest(Path("letters"), tmp_path / "plain-tagger", (Path("plain"),), self_training=False), home)
+    experiment = read_experiment(prepared.experiment)
+    assert experiment.config.self_training is None and prepared.recipe.pool is None
+    assert [path.name for path in experiment.config.adaptation.texts] == ["letters-train.txt", "brief.txt"]  # still adapted on them
 
 
 def test_the_model_loads_in_plain_flair_and_the_card_holds_split_and_scores(trained):
@@ -219,6 +238,10 @@ def test_the_model_loads_in_plain_flair_and_the_card_holds_split_and_scores(trai
     assert [len(card["split"][split]["documents"]) for split in ("train", "dev", "test")] == [4, 1, 1]
     assert set(card["scores"]["test"]) >= {"precision", "recall", "f1", "per_type"} and "f1" in card["scores"]["dev"]
     assert card["settings"]["train"]["max_epochs"] == 1 and "fasttext" not in card["settings"]["adapt"]
+    # the kept round's record: model.pt is the study's, its scores those model.json holds
+    kept = json.loads((Path(card["run"]) / "model.json").read_text(encoding="utf-8"))
+    assert card["settings"]["self_training"]["kept"]["round"] == kept["self_training"]["round"] in (0, 1)
+    assert card["scores"]["test"] == kept["test"] and (out / "model.pt").read_bytes() == (Path(card["run"]) / "model.pt").read_bytes()
 
 
 def test_the_report_is_one_page_with_tables_a_picture_and_spans(trained):

@@ -19,7 +19,10 @@ from flairsuite.cli.group import cli, corpora_dir_option, force_option, threads_
 @click.argument("export", type=click.Path(path_type=Path))
 @click.option("--texts", multiple=True, type=click.Path(path_type=Path), metavar="PATH",
               help="Plain letters not annotated yet (a .txt file, or a folder of them); repeatable. The LM pair is continued on "
-                   "them besides the export's own text.")
+                   "them besides the export's own text, and the tagger self-trains on them (see --no-self-training).")
+@click.option("--self-training/--no-self-training", default=True, show_default=True,
+              help="With --texts: tag up to as many of their sentences as train holds, train again with those tagged confidently "
+                   "(0.9), keep the tagger better on dev (about three times the training time).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
               help="Where the experiment file, model.pt, card.json and report.html go [default: <export name>-tagger].")
 @click.option("--max-epochs", type=click.IntRange(min=1), default=None, metavar="N",
@@ -31,15 +34,16 @@ from flairsuite.cli.group import cli, corpora_dir_option, force_option, threads_
 @force_option("Retrain where the experiment in DIR was run before with other settings or another export.")
 @threads_option
 @corpora_dir_option
-def train_tagger(export: Path, texts: tuple[Path, ...], out: Optional[Path], max_epochs: Optional[int], annotator: Optional[str], lang: str,
-                 force: bool, threads: Optional[int], corpora_dir: Optional[str]) -> None:
+def train_tagger(export: Path, texts: tuple[Path, ...], self_training: bool, out: Optional[Path], max_epochs: Optional[int],
+                 annotator: Optional[str], lang: str, force: bool, threads: Optional[int], corpora_dir: Optional[str]) -> None:
     """Train a tagger on an annotation export, in one go: read it, split it, adapt the LMs, train, report.
 
     EXPORT is an INCEpTION project export (its ZIP or folder), a folder of annotated files of one format, or one file:
     WebAnno TSV, doccano JSONL, Label Studio JSON, CoNLL-U or token/tag columns, told by content. What was read is
     printed first (format, documents, entity types, the split); an export that names no train/dev/test split is split
     by document (seed 1, 80/10/10). The recipe for own texts follows: the released LM pair (and fastText vectors where
-    present) continued on the export's text and --texts, then a BiLSTM-CRF. DIR gets experiment.yaml (the same run:
+    present) continued on the export's text and --texts, then a BiLSTM-CRF, self-trained on --texts (one round, the
+    better of the two on dev kept). DIR gets experiment.yaml (the same run:
     `flairsuite tag DIR/experiment.yaml`), model.pt, card.json and report.html (docs/own-data.md).
 
     \b
@@ -54,7 +58,7 @@ def train_tagger(export: Path, texts: tuple[Path, ...], out: Optional[Path], max
     from flairsuite.files.paths import corpora_dir as resolve
     from flairsuite.files.paths import home
 
-    prepared = prepare(TaggerRequest(export, out, texts, lang, max_epochs, annotator), home())
+    prepared = prepare(TaggerRequest(export, out, texts, lang, max_epochs, annotator, self_training=self_training), home())
     for line in prepared.lines():
         click.echo(line)
     request = TagRequest(home(), resolve(corpora_dir), force, threads=threads)

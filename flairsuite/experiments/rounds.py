@@ -14,13 +14,14 @@ import torch
 from flairsuite.errors import FlairsuiteError, InputError
 from flairsuite.experiments.config import ExperimentConfig
 from flairsuite.experiments.grid import Run
+from flairsuite.experiments.runner import decoded
 from flairsuite.files.atomic import write_json
 from flairsuite.files.locks import claimed
 from flairsuite.files.summary_file import read_record
 from flairsuite.settings_schema import TEXT
 from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.scoring import task_scores
-from flairsuite.tagging.tagger_training import TaggerProgress, decode
+from flairsuite.tagging.tagger_training import TaggerProgress
 
 
 def check_rounds_state(out: Path, state: Path, config: ExperimentConfig, key: str, text: str, force: bool, *, holds: str, busy: str,
@@ -53,8 +54,8 @@ def round_record(run: Run, model: torch.nn.Module, progress: TaggerProgress, sta
     """The record of a model trained from `started` (a `time.perf_counter()`): where it belongs, what it trained on (`fields`),
     dev and test scores (the task's main score and all of the test's)."""
     task = run.corpus.task
-    dev_scores = task_scores(task.name, dev.split.tags, decode(model, dev))
-    test_scores = task_scores(task.name, test.split.tags, decode(model, test))
+    dev_scores = task_scores(task.name, dev.split.tags, decoded(run, model, dev))  # as a grid run's metrics score them
+    test_scores = task_scores(task.name, test.split.tags, decoded(run, model, test))
     return {"experiment": run.experiment, "corpus": run.corpus.key, "stack": run.embeddings, "tagger": run.tagger, "seed": run.seed,
             **fields, "dev": dev_scores[task.metric], "test": test_scores[task.metric], "test_scores": test_scores,
             "epochs": progress.epoch, "best_epoch": progress.best_epoch,

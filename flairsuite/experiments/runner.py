@@ -53,8 +53,9 @@ from flairsuite.runtime.precision import require_precision
 from flairsuite.settings_schema import TEXT
 from flairsuite.tagging.cut_words import whole_words
 from flairsuite.tagging.data import subsample_note
+from flairsuite.tagging.features import SplitFeatures
 from flairsuite.tagging.scoring import flair_f1, strict_scores, task_scores
-from flairsuite.tagging.tagger_training import decode, train_tagger
+from flairsuite.tagging.tagger_training import TaggerProgress, decode, train_tagger
 
 STATE_FILE = "experiment.json"
 MODEL_FILE = "model.pt"
@@ -90,6 +91,13 @@ def fixed_tags(raw: list[list[str]], fix: bool) -> list[list[str]]:
     return [entity_fix(tags) for tags in raw] if fix else raw
 
 
+def decoded(run: Run, model: torch.nn.Module, split: SplitFeatures) -> list[list[str]]:
+    """The run's raw tags of `split`: the decoder's output, and for NER the tokens of a word cut at a line end tagged as
+    one word's (tagging/cut_words.py), where the corpus marks breaks."""
+    tags = decode(model, split)
+    return whole_words(tags, split.split.breaks) if run.corpus.task.spans else tags
+
+
 def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifacts: dict[str, str]) -> dict[bool, dict[str, Any]]:
     """Train, decode, save one run; returns the metrics of each Entity-Fix variant (written last).
 
@@ -97,6 +105,7 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
     """
     started = time.perf_counter()
     gc.collect()  # the run before's model (Flair's embeddings sit in reference cycles: fasttext:de holds a 190 MB table) goes first
+    transfer_details = None
     with PeakMemory() as peak:  # the run's peak RssAnon (memory-mapped cache pages excluded) and RSS
         flair.set_seed(run.seed)  # the initial weights depend on the seed only, not on the runs before this one in the process
         model = build_tagger(run.tagger, run_stack(run, data.home), tag_dictionary(run.corpus), label_type(run.corpus))
@@ -110,12 +119,26 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
                                     key=run_digest, task=run.corpus.task.name)
         else:  # other corpora first or beside (experiments/transfer.py)
             progress, transfer_details = train_with_transfer(run, model, modules, data, train, dev, run_dir, run_dir / CHECKPOINT_FILE, run_digest)
-        # NER: the tokens of a word cut at a line end tagged as one word's (tagging/cut_words.py), where the corpus marks breaks
-        raw = {name: whole_words(decode(model, split), split.split.breaks) if run.corpus.task.spans else decode(model, split)
-               for name, split in (("dev", dev), ("test", test))}
-        write_predictions(run_dir / PREDICTIONS_FILE, map(zip, test.split.texts, test.split.tags, raw["test"]))
-        record_segmentation(model, run.corpus.spec().segmentation)  # predict splits raw text as the corpus was read
-        save_model(model, run_dir / MODEL_FILE)
+        raw = save_decoded(run, model, dev, test, run_dir)
+    return run_metrics(run, data.home, progress, dev, test, raw, started, run_digest, artifacts, memory=peak.record(), transfer_details=transfer_details)
+
+
+def save_decoded(run: Run, model: torch.nn.Module, dev: SplitFeatures, test: SplitFeatures, run_dir: Path) -> dict[str, list[list[str]]]:
+    """Decode dev and test (`decoded`), write the test's predictions.tsv and the model.pt (its segmentation recorded) into
+    `run_dir`; the raw tags of each split."""
+    raw = {name: decoded(run, model, split) for name, split in (("dev", dev), ("test", test))}
+    write_predictions(run_dir / PREDICTIONS_FILE, map(zip, test.split.texts, test.split.tags, raw["test"]))
+    record_segmentation(model, run.corpus.spec().segmentation)  # predict splits raw text as the corpus was read
+    save_model(model, run_dir / MODEL_FILE)
+    return raw
+
+
+def run_metrics(run: Run, home: Path, progress: TaggerProgress, dev: SplitFeatures, test: SplitFeatures, raw: dict[str, list[list[str]]],
+                started: float, run_digest: str, artifacts: dict[str, str], memory: Optional[dict[str, Any]] = None,
+                transfer_details: Optional[dict[str, Any]] = None, fixes: Optional[tuple[bool, ...]] = None) -> dict[bool, dict[str, Any]]:
+    """The metrics.json record of each Entity-Fix variant (`fixes`, default the run's) of a model of `run` trained from
+    `started` (a `time.perf_counter()`), its dev and test tags `raw` (flairsuite/results/metrics_file.py); `memory`: the peak
+    memory measured while it trained."""
     record = {key: value for key, value in run_record(run).items() if key not in ("corpus_options", "subsample", "entity_fix", "fine_tune")}
     common = {
         **record,
@@ -128,21 +151,21 @@ def train_run(run: Run, data: GridData, run_dir: Path, run_digest: str, artifact
         **({"train_note": run.corpus.train_note} if run.corpus.train_note else {}),
         "embeddings": run.embeddings,
         "fine_tune": run.fine_tune,
-        **({"transfer_details": transfer_details} if run.transfer is not None else {}),
+        **({"transfer_details": transfer_details} if transfer_details is not None else {}),
         "artifact_digests": {spec: artifacts[spec] for spec in run.embedding_specs},
-        "artifact_summaries": {spec: summary for spec in run.embedding_specs if (summary := artifact_summary(spec, data.home)) is not None},
+        "artifact_summaries": {spec: summary for spec in run.embedding_specs if (summary := artifact_summary(spec, home)) is not None},
         "versions": versions(),
         "epochs": progress.epoch,
         "best_epoch": progress.best_epoch,
         "history": progress.history,
         "seconds": round(time.perf_counter() - started + progress.resumed_at, 1),  # with the training of earlier processes
         "threads": torch.get_num_threads(),  # CPU-hours = seconds x threads (results --cost)
-        "memory": peak.record(),
+        **({"memory": memory} if memory is not None else {}),
         "fingerprint": run_digest,
         **({"corpus_folder": run.corpus.own.folder} if run.corpus.own is not None else {}),
     }
     metrics = {}
-    for fix in run.entity_fix:
+    for fix in run.entity_fix if fixes is None else fixes:
         (dev_scores, dev_flair), (test_scores, test_flair) = (
             scores(run.corpus.task.name, split.split.tags, raw[name], fix) for name, split in (("dev", dev), ("test", test))
         )

@@ -38,7 +38,7 @@ from flairsuite.experiments.pseudo_labels import LABELS_RECORD, PseudoLabels, la
 from flairsuite.experiments.reading import Experiment
 from flairsuite.experiments.rounds import check_rounds_state, round_record
 from flairsuite.experiments.run_data import GridData, features, label_type, run_stack, tag_dictionary
-from flairsuite.experiments.runner import MODEL_FILE, save_model, select
+from flairsuite.experiments.runner import MODEL_FILE, run_metrics, save_decoded, select
 from flairsuite.experiments.self_training_pool import StudyData, hold_back_data, text_data, with_pseudo_labels
 from flairsuite.experiments.self_training_settings import SelfTraining
 from flairsuite.experiments.self_training_text import text_digest, text_split
@@ -46,8 +46,8 @@ from flairsuite.files.atomic import write_json, write_text
 from flairsuite.files.locks import claimed
 from flairsuite.files.paths import results_dir
 from flairsuite.files.summary_file import read_record
-from flairsuite.models.card import record_segmentation
 from flairsuite.models.registry import build_tagger
+from flairsuite.results.metrics_file import write_metrics
 from flairsuite.results.self_training_report import (
     CHOSEN_FILE,
     CSV_FILE,
@@ -86,17 +86,18 @@ class TextPools:
     """The user's text as one unlabelled split per corpus (its segmentation, its dev and test sentences left out), and its
     cached embedding arrays; each read or computed once."""
 
-    def __init__(self, data: GridData, texts: Sequence[Path]) -> None:
-        self.data, self.texts = data, texts
-        self.splits: dict[str, tuple[LabeledSplit, int]] = {}
+    def __init__(self, data: GridData, texts: Sequence[Path], max_sentences: Optional[int] = None) -> None:
+        self.data, self.texts, self.max_sentences = data, texts, max_sentences
+        self.splits: dict[str, tuple[LabeledSplit, int, int]] = {}
 
-    def split(self, run: Run) -> tuple[LabeledSplit, int]:
-        """The text's sentences for the run's corpus, and how many equal a dev or test sentence (left out)."""
+    def split(self, run: Run) -> tuple[LabeledSplit, int, int]:
+        """The text's sentences for the run's corpus (at most `max_sentences`), how many equal a dev or test sentence (left
+        out) and how many were left besides (`self_training_text.text_split`)."""
         corpus = run.corpus
         if corpus.key not in self.splits:
             spec, splits = corpus.spec(), self.data.splits(corpus)
             unseen = [*splits["dev"].texts, *splits["test"].texts]
-            self.splits[corpus.key] = text_split(self.texts, spec.segmentation, spec.max_tokens, unseen)
+            self.splits[corpus.key] = text_split(self.texts, spec.segmentation, spec.max_tokens, unseen, self.max_sentences)
         return self.splits[corpus.key]
 
     def features(self, run: Run) -> SplitFeatures:
@@ -115,8 +116,10 @@ class TextPools:
 class Study:
     """Self-training on one run of the grid (corpus, stack, tagger, seed): its rounds for every threshold, resumable."""
 
-    def __init__(self, config: ExperimentConfig, run: Run, data: GridData, texts: Optional[TextPools], folder: Path, key: str) -> None:
+    def __init__(self, config: ExperimentConfig, run: Run, data: GridData, texts: Optional[TextPools], folder: Path, key: str,
+                 artifacts: dict[str, str]) -> None:
         self.config, self.run, self.data, self.texts, self.folder, self.key = config, run, data, texts, folder, key
+        self.artifacts = artifacts  # each embedding spec's file digest, recorded with the kept model
         self.settings: SelfTraining = config.self_training  # type: ignore[assignment]
 
     def cached(self, split: str) -> SplitFeatures:
@@ -138,9 +141,10 @@ class Study:
             if read_record(path, {"key": TEXT}, remedy="delete the folder to study it again")["key"] != self.key:
                 raise FlairsuiteError(f"{path}: recorded for other settings: pass --force to start the study over")
             return
-        excluded = self.texts.split(self.run)[1] if self.texts is not None else 0
+        _, excluded, found = self.texts.split(self.run) if self.texts is not None else (None, 0, len(data.pool))
         write_json(path, {"key": self.key, "mode": self.settings.mode, "seed": self.run.seed, "labelled": len(data.labelled),
-                          "pool": len(data.pool), "held_back": data.held_back, "left_out_dev_test": excluded})
+                          "pool": len(data.pool), "held_back": data.held_back, "left_out_dev_test": excluded,
+                          **({"text_sentences": found} if found != len(data.pool) else {})})
 
     def train(self, train: SplitFeatures, folder: Path, desc: str, key: str) -> tuple[torch.nn.Module, TaggerProgress]:
         """A fresh tagger trained on `train` (dev: the corpus's), resuming its checkpoint in `folder`."""
@@ -170,16 +174,19 @@ class Study:
         """The record of a round: where it belongs, what it trained on (`fields`), dev and test scores (`rounds.round_record`)."""
         return round_record(self.run, model, progress, started, self.cached("dev"), self.cached("test"), **fields)
 
-    def keep_if_best(self, model: torch.nn.Module, record: dict[str, Any]) -> None:
-        """Save `model` as the study's model.pt, and its round in model.json, where its dev score beats every finished round's
-        (the round's scores are written after this, so a study killed in between trains the round again and saves it again)."""
+    def keep_if_best(self, model: torch.nn.Module, record: dict[str, Any], progress: TaggerProgress, started: float) -> None:
+        """Keep `model` as the study's model where its dev score beats every finished round's: model.pt, predictions.tsv (test)
+        and model.json, the run record a grid run's metrics.json holds (history, scores, settings, versions) with the round
+        (`round`, `self_training`). The round's scores are written after this, so a study killed in between trains the round
+        again and keeps it again."""
         finished = rounds_frame(self.folder)
         if not finished.empty and record["dev"] <= finished["dev"].max():
             return
-        record_segmentation(model, self.run.corpus.spec().segmentation)  # predict splits raw text as the corpus was read
-        save_model(model, self.folder / MODEL_FILE)
-        write_json(self.folder / CHOSEN_FILE, {"key": self.key, "round": round_name(record["threshold"], record["round"]),
-                                               "dev": record["dev"], "test": record["test"]})
+        dev, test = self.cached("dev"), self.cached("test")
+        raw = save_decoded(self.run, model, dev, test, self.folder)
+        (metrics,) = run_metrics(self.run, self.data.home, progress, dev, test, raw, started, self.key, self.artifacts, fixes=(False,)).values()
+        chosen = {key: record[key] for key in ("threshold", "round", "labelled", "pool", "kept", "kept_tokens", "pseudo")}
+        write_metrics(self.folder / CHOSEN_FILE, {**metrics, "round": round_name(record["threshold"], record["round"]), "self_training": chosen})
 
     def pseudo_score(self, data: StudyData, kept: list[int], labels: PseudoLabels) -> Optional[float]:
         """The main score of the kept pseudo-labels against the pool's gold tags (None: gold unknown, or nothing kept)."""
@@ -198,7 +205,7 @@ class Study:
         labels = self.labels(model, data, min(self.settings.thresholds), target)
         record = self.scored(model, progress, started, threshold=None, round=0, labelled=len(data.labelled), pool=len(data.pool), kept=0,
                              kept_tokens=0, pseudo=None, pool_scores=labels.pool_scores)
-        self.keep_if_best(model, record)
+        self.keep_if_best(model, record, progress, started)
         write_json(round_file(self.folder, 0), record)
         echo(f"{desc}: {len(data.labelled)} labelled sentences, test {self.run.corpus.task.metric_title} {record['test'] * 100:.2f}")
         return labels
@@ -234,7 +241,7 @@ class Study:
         record = self.scored(model, progress, started, threshold=threshold, round=index, labelled=len(data.labelled), pool=len(data.pool),
                              kept=len(kept), kept_tokens=int(sum(data.pool.lengths[i] for i in kept)),
                              pseudo=self.pseudo_score(data, kept, labels), pool_scores=None if after is None else after.pool_scores)
-        self.keep_if_best(model, record)
+        self.keep_if_best(model, record, progress, started)
         return record
 
     def round_zero_again(self, data: StudyData, threshold: float, index: int, folder: Path) -> dict[str, Any]:
@@ -283,20 +290,21 @@ def run_self_training(experiment: Experiment, home: Path, corpora_root: Path, fo
     check_rounds_state(out, out / STATE_FILE, config, key, experiment.text, force, holds="self-training", busy="studied",
                        block="self_training")
     data = GridData(home, corpora_root, cache=cache)
-    texts = TextPools(data, settings.texts) if settings.texts else None
-    started = time.perf_counter()
+    texts = TextPools(data, settings.texts, settings.max_sentences) if settings.texts else None
+    started, before = time.perf_counter(), len(rounds_frame(out))
     for run in tqdm(chosen, desc=f"{config.name} (self-training)", unit="study"):
         folder = study_folder(out, run)
         with claimed(folder) as mine:
             if not mine:
                 log(f"{folder}: skipped, being studied by another process")
                 continue
-            Study(config, run, data, texts, folder, digest({"key": key, "run": run_record(run)})).study(log)
+            Study(config, run, data, texts, folder, digest({"key": key, "run": run_record(run)}), digests).study(log)
     frame = rounds_frame(out)
     write_text(out / CSV_FILE, frame.to_csv(index=False))
     write_text(out / TABLE_FILE, self_training_report(out) + "\n")
     rounds = 1 + len(settings.thresholds) * settings.rounds
-    echo(f"studied {len(chosen)} runs ({rounds} trainings each) in {time.perf_counter() - started:.0f} s; embeddings computed for "
-         f"{data.computed} (split, embedding) pairs; wrote {out / TABLE_FILE} and {out / CSV_FILE}; each study's best round on dev "
-         f"is its {MODEL_FILE} ({CHOSEN_FILE} names the round)")
+    echo(f"studied {len(chosen)} runs ({rounds} rounds each, {len(frame) - before} scored now, the rest before) in "
+         f"{time.perf_counter() - started:.0f} s; embeddings computed for {data.computed} (split, embedding) pairs; wrote "
+         f"{out / TABLE_FILE} and {out / CSV_FILE}; each study's best round on dev is its {MODEL_FILE} ({CHOSEN_FILE}: its run record "
+         "and round)")
     return out

@@ -3,15 +3,17 @@
     self_training:
       hold_back: 0.5                   # share of each corpus's train split whose labels are hidden: the unlabelled pool, or
       text: [texts/letters/]           # the user's unannotated text (files or folders, relative to the experiment file)
+      max_sentences: 2000              # with text: at most this many of its sentences form the pool (drawn; default all)
       thresholds: [0.8, 0.9, 0.95]     # confidence a pseudo-labelled sentence must reach to be kept
       rounds: 2                        # retraining rounds after the supervised round 0
 
-Exactly one of `text` and `hold_back`. The confidence of a sentence is the length-normalised probability of the tag
-sequence the tagger decodes, p(y*|x)^(1/n) (`flairsuite.experiments.pseudo_labels`): under a CRF the Viterbi path's
-probability (one minus active learning's `uncertainty`), under a softmax head the product of the chosen tags'
-probabilities. Every registered tagger that is a Flair SequenceTagger has one; Class-Start-End (`cse`) is refused. Rounds
-retrain on the cached embeddings, so the stacks must be frozen (no `char`, `lexicon:` or `fine_tune: true`). The study
-itself: `flairsuite.experiments.self_training`.
+Exactly one of `text` and `hold_back`. `max_sentences` caps a text's pool (each round embeds, tags and may train on all
+of it): that many of its sentences drawn with seed 1, the same for every run, kept in text order. The confidence of a
+sentence is the length-normalised probability of the tag sequence the tagger decodes, p(y*|x)^(1/n)
+(`flairsuite.experiments.pseudo_labels`): under a CRF the Viterbi path's probability (one minus active learning's
+`uncertainty`), under a softmax head the product of the chosen tags' probabilities. Every registered tagger that is a
+Flair SequenceTagger has one; Class-Start-End (`cse`) is refused. Rounds retrain on the cached embeddings, so the stacks
+must be frozen (no `char`, `lexicon:` or `fine_tune: true`). The study itself: `flairsuite.experiments.self_training`.
 """
 
 from dataclasses import dataclass
@@ -29,7 +31,7 @@ from flairsuite.values import show
 
 KEY = "self_training"
 EXAMPLE = "self_training: {hold_back: 0.5, thresholds: [0.9, 0.99], rounds: 2}"
-FIELDS = ("text", "hold_back", "thresholds", "rounds")
+FIELDS = ("text", "max_sentences", "hold_back", "thresholds", "rounds")
 HOLD_BACK = interval(0, 1, low_open=True, high_open=True, noun="a share of train").noted(f", e.g. `{EXAMPLE}`")
 CONFIDENCE = interval(0, 1, low_open=False, high_open=False)
 THRESHOLDS = Rule(f"a non-empty list of confidences, each {CONFIDENCE.description}, e.g. [0.9, 0.99]",
@@ -43,6 +45,7 @@ class SelfTraining(CheckedSettings):
     thresholds: tuple[float, ...] = setting(THRESHOLDS)
     rounds: int = setting(POSITIVE_INTEGER.noted(f", e.g. `{EXAMPLE}`"))
     hold_back: Optional[float] = setting(HOLD_BACK.or_null("the pool from `text`"), None)
+    max_sentences: Optional[int] = setting(POSITIVE_INTEGER.or_null("all of the text's sentences"), None)
     texts: tuple[Path, ...] = ()
     wording: ClassVar[Wording] = Wording(lambda name: f"{KEY}.{name}", KEYS.found)
 
@@ -53,6 +56,8 @@ class SelfTraining(CheckedSettings):
         if (self.hold_back is None) == (not self.texts):
             raise FlairsuiteError(f"{KEY}: give exactly one of text (your unannotated text) and hold_back (a share of train whose "
                                   f"labels are hidden), e.g. `{EXAMPLE}`")
+        if self.max_sentences is not None and not self.texts:
+            raise FlairsuiteError(f"{KEY}.max_sentences caps the pool drawn from text: give text, or leave max_sentences out")
 
     @property
     def mode(self) -> str:
@@ -61,7 +66,8 @@ class SelfTraining(CheckedSettings):
 
     def record(self, text_digests: list[str]) -> dict[str, Any]:
         """The block as plain data for fingerprints: the texts by their checksums (`text_digests`, in order), never their paths."""
-        return {"hold_back": self.hold_back, "texts": text_digests, "thresholds": [float(t) for t in self.thresholds], "rounds": self.rounds}
+        cap = {} if self.max_sentences is None else {"max_sentences": self.max_sentences}  # absent: the records before the key
+        return {"hold_back": self.hold_back, "texts": text_digests, **cap, "thresholds": [float(t) for t in self.thresholds], "rounds": self.rounds}
 
 
 def scorable_taggers() -> tuple[str, ...]:
@@ -100,4 +106,4 @@ def parse_self_training(data: dict[str, Any], base: Path, taggers: list[str], st
     texts = text_files(block["text"], base, f"{KEY}.text") if "text" in block else ()
     hold_back = block.get("hold_back")
     return SelfTraining(thresholds=tuple(thresholds) if isinstance(thresholds, list) else thresholds, rounds=block["rounds"],
-                        hold_back=None if hold_back is None else hold_back, texts=texts)
+                        hold_back=None if hold_back is None else hold_back, max_sentences=block.get("max_sentences"), texts=texts)

@@ -6,11 +6,13 @@ German splitter with the abbreviations learned from that file, or one token per 
 file. A sentence longer than the corpus's `max_tokens` (own corpora's default 250) is cut as a corpus file's would be
 (`long_sentences`), so a text without sentence ends cannot make one batch huge. Each file is a document of its own.
 A sentence whose tokens equal a dev or test sentence of the corpus is left out (counted): pseudo-labels never train on
-the text the scores are measured on. Every tag of the split is `O`: the pool's labels are unknown.
+the text the scores are measured on. With `max_sentences`, that many of the remaining sentences are drawn with seed 1
+(`POOL_SEED`) and kept in text order. Every tag of the split is `O`: the pool's labels are unknown.
 """
 
 import gzip
 import hashlib
+import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -23,6 +25,7 @@ from flairsuite.errors import decode_utf8
 from flairsuite.tagging.data import LabeledSplit
 
 OUTSIDE = "O"
+POOL_SEED = 1
 
 
 def read_text(path: Path) -> str:
@@ -47,9 +50,10 @@ def file_sentences(path: Path, segmentation: str, max_tokens: int) -> list[Tagge
     return sentences
 
 
-def text_split(paths: Sequence[Path], segmentation: str, max_tokens: int | None, unseen: Iterable[tuple[str, ...]]) -> tuple[LabeledSplit, int]:
-    """The sentences of the files `paths` in order, those equal to one of `unseen` (token tuples: dev and test) left out, and
-    how many were left out."""
+def text_split(paths: Sequence[Path], segmentation: str, max_tokens: int | None, unseen: Iterable[tuple[str, ...]],
+               max_sentences: int | None = None) -> tuple[LabeledSplit, int, int]:
+    """The sentences of the files `paths` in order, those equal to one of `unseen` (token tuples: dev and test) left out, at
+    most `max_sentences` of the rest (module docstring); how many were left out, and how many the text held besides."""
     excluded = set(unseen)
     kept: list[TaggedSentence] = []
     left_out = 0
@@ -59,4 +63,7 @@ def text_split(paths: Sequence[Path], segmentation: str, max_tokens: int | None,
                 left_out += 1
             else:
                 kept.append(sentence)
-    return LabeledSplit.of(kept), left_out
+    found = len(kept)
+    if max_sentences is not None and found > max_sentences:
+        kept = [kept[i] for i in sorted(random.Random(POOL_SEED).sample(range(found), max_sentences))]
+    return LabeledSplit.of(kept), left_out, found

@@ -15,12 +15,18 @@ The rules, in the order the command applies them:
    takes the learning rate below 1e-4). The LM training holds out a share of the text's lines for validation and for
    test (train-charlm's 1 %); a train text of fewer than `HELDOUT_LINES` / 0.01 lines holds out `HELDOUT_LINES` lines'
    worth each instead (at most 10 %), so that a small export still leaves the LMs some validation text.
+   With `texts` (and `self_training`, the default), one round of self-training on them follows (a `self_training:`
+   block; flairsuite/experiments/self_training.py): the tagger tags at most `POOL_PER_TRAIN_SENTENCE` x the train split's
+   sentences of the texts (drawn, `max_sentences`), the sentences tagged with a confidence of `THRESHOLD` or more join
+   the export's train split under those tags, and the tagger is trained again from scratch; of the two, the one better on
+   dev is kept (the first on a tie). Chosen on dev with this tagger (results/README.md, "Historical text").
 3. **One system.** The recipe is written as DIR/experiment.yaml (paths relative to it), read back by
    `reading.read_experiment`, its `adapt:` block run by the caller's `adapt` (the `tag` command's) and its grid by
    `dispatch.run_tag`: `flairsuite tag DIR/experiment.yaml` run from the same folder repeats it and finds the run finished.
    The run goes where `tag` puts it: results/<name>/ below the home folder, <name> being DIR's name.
-4. **Into DIR** (`finish`): model.pt (a copy of the run's Flair SequenceTagger), card.json (`model_card`: source, format,
-   the split with the documents of each split, settings, dev and test scores) and report.html (`results.tagger_report`).
+4. **Into DIR** (`finish`): model.pt (a copy of the run's Flair SequenceTagger; with self-training, of the round kept),
+   card.json (`model_card`: source, format, the split with the documents of each split, settings, the round kept, dev and
+   test scores) and report.html (`results.tagger_report`).
 """
 
 import os
@@ -28,7 +34,7 @@ import re
 import shlex
 import shutil
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -40,6 +46,7 @@ from flairsuite.corpora.labeled import SplitData, missing_type_warnings, read_sp
 from flairsuite.corpora.own import own_corpus
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, names
 from flairsuite.corpora.tags import bio_spans
+from flairsuite.corpora.tasks import TASKS
 from flairsuite.embeddings import artifact_path
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.adaptation import initial_pair
@@ -49,11 +56,13 @@ from flairsuite.experiments.reading import Experiment, read_experiment
 from flairsuite.experiments.runner import MODEL_FILE
 from flairsuite.files.atomic import atomic_file, write_json, write_text
 from flairsuite.results.metrics_file import METRICS_FILE, RunMetrics, read_run
+from flairsuite.results.self_training_report import CHOSEN_FILE, rounds_frame
 from flairsuite.results.tagger_report import write_tagger_report
 
 EXPERIMENT_FILE, CARD_FILE, REPORT_FILE, TEXTS_FOLDER = "experiment.yaml", "card.json", "report.html", "texts"
 TAGGER = "bilstm-crf"
 HELDOUT_LINES, DEFAULT_HELDOUT, MOST_HELDOUT = 10, 0.01, 0.1
+THRESHOLD, ROUNDS, POOL_PER_TRAIN_SENTENCE = 0.9, 1, 1
 UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
@@ -68,6 +77,11 @@ class TaggerRequest:
     max_epochs: Optional[int] = None
     annotator: Optional[str] = None
     seed: int = 1
+    self_training: bool = True  # on the `texts`, where there are any
+
+    @property
+    def self_trains(self) -> bool:
+        return self.self_training and bool(self.texts)
 
 
 @dataclass(frozen=True)
@@ -175,6 +189,7 @@ class Recipe:
     vectors: bool
     note: str = ""  # why the vectors are left out
     heldout_fraction: Optional[float] = None  # a small text's (module docstring, 2); None: train-charlm's
+    pool: Optional[int] = None  # self-training: at most this many sentences of the texts given; None: no self-training
 
     @property
     def stack(self) -> str:
@@ -187,11 +202,19 @@ class Recipe:
         heldout = {"heldout_fraction": self.heldout_fraction} if self.heldout_fraction is not None else {}
         return {"init": self.lang, "text": texts, "name": self.adapted, **heldout}
 
+    def self_training_block(self, texts: list[str]) -> dict[str, Any]:
+        """The `self_training:` block on the texts given (module docstring, 2)."""
+        return {"text": texts, "max_sentences": self.pool, "thresholds": [THRESHOLD], "rounds": ROUNDS}
+
     def line(self, given_texts: int) -> str:
         vectors = f"fastText vectors fasttext:{self.lang} as they are" if self.vectors else self.note
         given = f" and {_plural(given_texts, 'plain text')} given" if given_texts else ""
-        return (f"recipe: BiLSTM-CRF on the released {self.lang} character-LM pair continued on the export's train text{given} "
+        line = (f"recipe: BiLSTM-CRF on the released {self.lang} character-LM pair continued on the export's train text{given} "
                 f"(charlm:{self.adapted}-forward, -backward); {vectors}")
+        if self.pool is not None:
+            line += (f"; then one round of self-training on up to {_plural(self.pool, 'sentence')} of the plain texts (those tagged with "
+                     f"confidence {THRESHOLD:g} or more join train), the round better on dev kept")
+        return line
 
 
 def heldout_fraction(lines: int) -> Optional[float]:
@@ -250,6 +273,8 @@ def experiment_text(prepared_name: str, read: ExportRead, recipe: Recipe, locati
     }
     if request.max_epochs is not None:
         data["train"] = {"max_epochs": request.max_epochs}
+    if recipe.pool is not None:
+        data["self_training"] = recipe.self_training_block(texts[1:])  # the texts given: the adapt block's after the export's own
     header = ("# Written by `flairsuite train-tagger` (docs/own-data.md): the export, the own-text recipe, one seed.\n"
               "# Run it again, or after editing it, with `flairsuite tag <this file>` from the folder train-tagger ran in.\n")
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=None, width=160)
@@ -267,6 +292,8 @@ def prepare(request: TaggerRequest, home: Path) -> Prepared:
     name = UNSAFE.sub("-", out.resolve().name).strip("-._+") or "tagger"
     experiment = out / EXPERIMENT_FILE
     recipe = choose_recipe(request.lang, f"{request.lang}-{name}", home, experiment, train_text.count("\n"))
+    if request.self_trains:
+        recipe = replace(recipe, pool=POOL_PER_TRAIN_SENTENCE * read.splits["train"].sentences)
     own_text = out / TEXTS_FOLDER / f"{read.entry['name']}-train.txt"
     write_text(own_text, train_text)
     texts = [_relative(own_text, out), *(_relative(text, out) for text in request.texts)]
@@ -288,10 +315,22 @@ class Trained:
         test, dev = metrics["test"], metrics["dev"]
         per_type = ", ".join(f"{kind} {scores['f1'] * 100:.2f} ({scores['support']})" for kind, scores in sorted(test["per_type"].items()))
         return [f"run: {self.run.path.parent} ({_plural(metrics['epochs'], 'epoch')}, {metrics['seconds']:.0f} s)",
+                *([self_training_line(metrics, self.run.path.parent)] if "self_training" in metrics else []),
                 f"test: precision {test['precision'] * 100:.2f}, recall {test['recall'] * 100:.2f}, F1 {test['f1'] * 100:.2f} "
                 f"(dev F1 {dev['f1'] * 100:.2f})",
                 f"test F1 by type (gold entities): {per_type}",
                 f"wrote {self.model} (a Flair SequenceTagger), {self.card}, {self.report}"]
+
+
+def self_training_line(metrics: dict[str, Any], folder: Path) -> str:
+    """What self-training kept: round 0 (the tagger of the export alone) or round 1, with each round's dev score (`folder`:
+    the study's) and the plain sentences round 1 trained on."""
+    chosen, task = metrics["self_training"], metrics.get("task", "ner")
+    rounds = rounds_frame(folder).set_index("round")
+    devs = ", ".join(f"round {index} {dev * 100:.2f}" for index, dev in rounds["dev"].sort_index().items())
+    kept = int(rounds["kept"].max())
+    found = f"{kept:,} of {_plural(chosen['pool'], 'plain sentence')} tagged with confidence {THRESHOLD:g} or more"
+    return f"self-training: kept round {chosen['round']} ({found}; dev {TASKS[task].metric_title}: {devs})"
 
 
 def train_prepared(prepared: Prepared, request: TagRequest, adapt: Callable[[Experiment], None], echo: Callable[[str], None] = print) -> Trained:
@@ -303,7 +342,8 @@ def train_prepared(prepared: Prepared, request: TagRequest, adapt: Callable[[Exp
     adapt(experiment)
     out = run_tag(experiment, request, echo)
     (run,) = runs(experiment.config)
-    return finish(prepared, read_run(out / run.run_id / METRICS_FILE))
+    record = CHOSEN_FILE if experiment.config.self_training is not None else METRICS_FILE  # the study's kept round, or the run
+    return finish(prepared, read_run(out / run.run_id / record))
 
 
 def finish(prepared: Prepared, run: RunMetrics) -> Trained:
@@ -316,6 +356,8 @@ def finish(prepared: Prepared, run: RunMetrics) -> Trained:
     facts = [("data", f"{prepared.read.location} ({record['data']['format']})"), *((f"split {key}", value) for key, value in _split_facts(record)),
              ("recipe", prepared.recipe.line(len(prepared.request.texts)).removeprefix("recipe: ")),
              ("training", f"{_plural(run.metrics['epochs'], 'epoch')} (best dev epoch {run.metrics.get('best_epoch', '?')}), seed {run.metrics['seed']}"),
+             *([("self-training", self_training_line(run.metrics, run.path.parent).removeprefix("self-training: "))]
+               if "self_training" in run.metrics else []),
              ("model", f"{model} (Flair SequenceTagger); run folder {run.path.parent}")]
     write_tagger_report(report, run, facts, f"Tagger for {prepared.read.entry['name']}")
     return Trained(run, model, card, report)
@@ -340,6 +382,8 @@ def model_card(prepared: Prepared, run: RunMetrics) -> dict[str, Any]:
                   **{split: counts.as_record() for split, counts in read.splits.items()}},
         "settings": {"language": prepared.recipe.lang, "tagger": metrics["tagger"], "embeddings": metrics["embedding_specs"],
                      "adapt": prepared.recipe.adapt_block(list(prepared.texts)),
+                     **({"self_training": {**prepared.recipe.self_training_block(list(prepared.texts[1:])), "kept": metrics["self_training"]}}
+                        if "self_training" in metrics else {}),
                      "seed": metrics["seed"], "train": metrics["train"], "epochs": metrics["epochs"], "best_epoch": metrics.get("best_epoch")},
         "scores": {"dev": metrics["dev"], "test": metrics["test"], "flair_f1": metrics.get("flair_f1"),
                    "convention": "seqeval strict IOB2 on the raw predicted tags (docs/experiments.md)"},
