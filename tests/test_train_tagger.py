@@ -5,7 +5,7 @@ Covers: the format told by content for every format the readers take, and the er
 export read and printed as `tag` reads it (split by document, seed 1), an INCEpTION project export as it comes (curated,
 or `--annotator`); the recipe (a language without a pair is an error; vectors only where they exist); the confusion
 count of the report; one run of the installed command on a tiny home (a hidden-16 `de` pair and dim-16 vectors, one
-epoch, one plain text): its stdout (format, split, where, scores, the self-training round kept), the experiment file
+epoch, a folder of two plain texts): its stdout (format, split, where, scores, the self-training round kept), the experiment file
 `tag` reads naming the same corpus and split and self-training on the text given (and `flairsuite tag` on it finding the
 study finished), the model loaded by plain Flair, the card's split, scores and round (the study's model.json), the
 report's tables, picture and spans; `--no-self-training` leaves the block out; a bad export is one `Error:` line.
@@ -163,12 +163,13 @@ def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("train-tagger")
     home = train_tiny_embeddings(root, "both", fasttext=True)
     flat_letters(root / "work" / "letters")
-    plain = write_file(root / "work" / "plain" / "brief.txt", "Lieber Herwarth, ich komme am Montag nach Berlin.\n")
+    write_file(root / "work" / "plain" / "brief.txt", "Lieber Herwarth, ich komme am Montag nach Berlin.\n")
+    write_file(root / "work" / "plain" / "karte.txt", "Anna schrieb aus Wien.\n")
     # no registered datasets: the walk-through letters are Sturm sentences, and with Sturm present (CI) the adaptation
     # would cut its dev and test sentences out of this tiny text, leaving less than one batch of the tiny pair
     (root / "no-datasets").mkdir()
     env = {**os.environ, "FLAIRSUITE_HOME": str(home), "OMP_NUM_THREADS": "1", "FLAIRSUITE_CORPORA": str(root / "no-datasets")}
-    command = [FLAIRSUITE, "train-tagger", "letters", "--texts", str(plain.relative_to(root / "work")), "--out", "letters-tagger",
+    command = [FLAIRSUITE, "train-tagger", "letters", "--texts", "plain", "--out", "letters-tagger",
                "--max-epochs", "1", "--threads", "1"]
     result = subprocess.run(command, capture_output=True, text=True, cwd=root / "work", env=env, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -180,15 +181,15 @@ def test_stdout_says_what_was_read_where_it_wrote_and_the_scores(trained):
     lines = result.stdout.splitlines()
     assert lines[:2] == ["read: letters", "format: WebAnno TSV 3.3 (INCEpTION, WebAnno), 6 files (read as format: webanno)"]
     assert re.fullmatch(r"split: 4 train / 1 dev / 1 test documents \(seed 1\): .*", lines[2])
-    assert any(line.startswith("recipe: BiLSTM-CRF on the released de character-LM pair continued on the export's train text and 1 plain "
-                               "text given (charlm:de-letters-tagger-forward, -backward); fastText vectors fasttext:de as they are")
+    assert any(line.startswith("recipe: BiLSTM-CRF on the released de character-LM pair continued on the export's train text and 2 plain "
+                               "text files given (charlm:de-letters-tagger-forward, -backward); fastText vectors fasttext:de as they are")
                for line in lines)
     train_sentences = json.loads((out / "card.json").read_text(encoding="utf-8"))["split"]["train"]["sentences"]
     assert any(line.startswith("recipe: ") and line.endswith(f"; then one round of self-training on up to {train_sentences:,} sentences of "
                                                               "the plain texts (those tagged with confidence 0.9 or more join train), the "
                                                               "round better on dev kept") for line in lines)  # as many as train holds
     assert "wrote letters-tagger/experiment.yaml (again: flairsuite tag letters-tagger/experiment.yaml)" in lines
-    assert re.search(r"^self-training: kept round [01] \([01] of 1 plain sentence tagged with confidence 0.9 or more; dev F1: round 0 "
+    assert re.search(r"^self-training: kept round [01] \([0-2] of 2 plain sentences tagged with confidence 0.9 or more; dev F1: round 0 "
                      r"[0-9.]+, round 1 [0-9.]+\)$", result.stdout, re.M)
     assert re.search(r"^test: precision [0-9.]+, recall [0-9.]+, F1 [0-9.]+ \(dev F1 [0-9.]+\)$", result.stdout, re.M)
     assert lines[-1] == "wrote letters-tagger/model.pt (a Flair SequenceTagger), letters-tagger/card.json, letters-tagger/report.html"
@@ -206,13 +207,13 @@ def test_the_experiment_file_is_tags_and_names_the_same_corpus_and_split(trained
     assert experiment.config.embeddings == {"adapted+word": ("charlm:de-letters-tagger-forward", "charlm:de-letters-tagger-backward",
                                                              "fasttext:de")}
     assert experiment.config.adaptation.fasttext is None  # the vectors are not continued
-    assert [path.name for path in experiment.config.adaptation.texts] == ["letters-train.txt", "brief.txt"]
+    assert [path.name for path in experiment.config.adaptation.texts] == ["letters-train.txt", "brief.txt", "karte.txt"]
     again = subprocess.run([FLAIRSUITE, "tag", str(out / "experiment.yaml"), "--threads", "1"], capture_output=True, text=True,
                            cwd=out.parent, env=env, timeout=300)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "are current" in again.stdout and "studied 1 runs (2 rounds each, 0 scored now, the rest before)" in again.stdout
     block = experiment.config.self_training  # the texts given, not the export's own: one round above 0.9, at most train's sentences
-    assert [path.name for path in block.texts] == ["brief.txt"] and (block.thresholds, block.rounds) == ((0.9,), 1)
+    assert [path.name for path in block.texts] == ["brief.txt", "karte.txt"] and (block.thresholds, block.rounds) == ((0.9,), 1)
     assert block.max_sentences == card["split"]["train"]["sentences"]
 
 
@@ -222,7 +223,7 @@ def test_no_self_training_writes_the_recipe_without_it(trained, tmp_path, monkey
     prepared = prepare(TaggerRequest(Path("letters"), tmp_path / "plain-tagger", (Path("plain"),), self_training=False), home)
     experiment = read_experiment(prepared.experiment)
     assert experiment.config.self_training is None and prepared.recipe.pool is None
-    assert [path.name for path in experiment.config.adaptation.texts] == ["letters-train.txt", "brief.txt"]  # still adapted on them
+    assert [path.name for path in experiment.config.adaptation.texts] == ["letters-train.txt", "brief.txt", "karte.txt"]  # still adapted on them
 
 
 def test_the_model_loads_in_plain_flair_and_the_card_holds_split_and_scores(trained):

@@ -55,6 +55,7 @@ from flairsuite.experiments.grid import runs
 from flairsuite.experiments.reading import Experiment, read_experiment
 from flairsuite.experiments.runner import MODEL_FILE
 from flairsuite.files.atomic import atomic_file, write_json, write_text
+from flairsuite.rawtext.prepare import text_files
 from flairsuite.results.metrics_file import METRICS_FILE, RunMetrics, read_run
 from flairsuite.results.self_training_report import CHOSEN_FILE, rounds_frame
 from flairsuite.results.tagger_report import write_tagger_report
@@ -190,6 +191,7 @@ class Recipe:
     note: str = ""  # why the vectors are left out
     heldout_fraction: Optional[float] = None  # a small text's (module docstring, 2); None: train-charlm's
     pool: Optional[int] = None  # self-training: at most this many sentences of the texts given; None: no self-training
+    text_files: int = 0  # the plain text files given (`--texts`: files, and the .txt files of folders)
 
     @property
     def stack(self) -> str:
@@ -206,9 +208,9 @@ class Recipe:
         """The `self_training:` block on the texts given (module docstring, 2)."""
         return {"text": texts, "max_sentences": self.pool, "thresholds": [THRESHOLD], "rounds": ROUNDS}
 
-    def line(self, given_texts: int) -> str:
+    def line(self) -> str:
         vectors = f"fastText vectors fasttext:{self.lang} as they are" if self.vectors else self.note
-        given = f" and {_plural(given_texts, 'plain text')} given" if given_texts else ""
+        given = f" and {_plural(self.text_files, 'plain text file')} given" if self.text_files else ""
         line = (f"recipe: BiLSTM-CRF on the released {self.lang} character-LM pair continued on the export's train text{given} "
                 f"(charlm:{self.adapted}-forward, -backward); {vectors}")
         if self.pool is not None:
@@ -252,7 +254,7 @@ class Prepared:
     texts: tuple[str, ...]  # the adapt: block's text, as the file names it
 
     def lines(self) -> list[str]:
-        return [*self.read.lines(), self.recipe.line(len(self.request.texts)),
+        return [*self.read.lines(), self.recipe.line(),
                 f"wrote {self.experiment} (again: flairsuite tag {shlex.quote(str(self.experiment))})"]
 
 
@@ -285,6 +287,7 @@ def prepare(request: TaggerRequest, home: Path) -> Prepared:
     for text in request.texts:
         if not text.exists():
             raise FlairsuiteError(f"--texts {text}: no such file or folder")
+    files = text_files([str(text) for text in request.texts], Path.cwd(), "--texts") if request.texts else ()
     read, train_text = read_export_corpus(request.export, request.annotator)
     out = request.out or Path(f"{read.entry['name']}-tagger")
     if out.exists() and not out.is_dir():
@@ -292,8 +295,7 @@ def prepare(request: TaggerRequest, home: Path) -> Prepared:
     name = UNSAFE.sub("-", out.resolve().name).strip("-._+") or "tagger"
     experiment = out / EXPERIMENT_FILE
     recipe = choose_recipe(request.lang, f"{request.lang}-{name}", home, experiment, train_text.count("\n"))
-    if request.self_trains:
-        recipe = replace(recipe, pool=POOL_PER_TRAIN_SENTENCE * read.splits["train"].sentences)
+    recipe = replace(recipe, text_files=len(files), pool=POOL_PER_TRAIN_SENTENCE * read.splits["train"].sentences if request.self_trains else None)
     own_text = out / TEXTS_FOLDER / f"{read.entry['name']}-train.txt"
     write_text(own_text, train_text)
     texts = [_relative(own_text, out), *(_relative(text, out) for text in request.texts)]
@@ -354,7 +356,7 @@ def finish(prepared: Prepared, run: RunMetrics) -> Trained:
     record = model_card(prepared, run)
     write_json(card, record)
     facts = [("data", f"{prepared.read.location} ({record['data']['format']})"), *((f"split {key}", value) for key, value in _split_facts(record)),
-             ("recipe", prepared.recipe.line(len(prepared.request.texts)).removeprefix("recipe: ")),
+             ("recipe", prepared.recipe.line().removeprefix("recipe: ")),
              ("training", f"{_plural(run.metrics['epochs'], 'epoch')} (best dev epoch {run.metrics.get('best_epoch', '?')}), seed {run.metrics['seed']}"),
              *([("self-training", self_training_line(run.metrics, run.path.parent).removeprefix("self-training: "))]
                if "self_training" in run.metrics else []),
