@@ -124,6 +124,16 @@ def test_an_unsplit_export_is_read_split_by_document_and_said_so(tmp_path):
     assert len(text.splitlines()) == read.splits["train"].sentences == 120  # the train split's text, for the LMs
 
 
+def test_split_files_of_several_hipe_documents_count_the_documents(tmp_path):
+    page = (FIXTURES / "hipe-newspaper.tsv").read_text(encoding="utf-8")  # two `# hipe2022:document_id` pages
+    for split in ("train", "dev", "test"):
+        write_file(tmp_path / "export" / f"news-{split}.tsv", page)
+    lines = read_export_corpus(tmp_path / "export")[0].lines()
+    assert "split: as the export names it: train = 1 file, dev = 1 file, test = 1 file" in lines
+    assert any(line.startswith("corpus: 6 documents, ") for line in lines)
+    assert [line.split(",")[0] for line in lines if line.startswith("  ")] == ["  train: 2 documents", "  dev: 2 documents", "  test: 2 documents"]
+
+
 def test_an_inception_project_export_is_read_curated_or_as_one_annotator_did(tmp_path):
     export = project_export(tmp_path / "export")
     curated, _ = read_export_corpus(export)

@@ -44,6 +44,7 @@ from flairsuite.corpora.document_splits import SplitCorpusSpec, corpus_notes, sp
 from flairsuite.corpora.format_detection import Detected, detect_format
 from flairsuite.corpora.labeled import SplitData, missing_type_warnings, read_splits
 from flairsuite.corpora.own import own_corpus
+from flairsuite.corpora.readers import document_starts
 from flairsuite.corpora.registry import SPLITS, DatasetSpec, names
 from flairsuite.corpora.tags import bio_spans
 from flairsuite.corpora.tasks import TASKS
@@ -87,12 +88,14 @@ class TaggerRequest:
 
 @dataclass(frozen=True)
 class SplitCounts:
-    """One split as read: its documents, sentences, tokens and entities per type."""
+    """One split as read: its documents (the files of a split the export names), sentences, tokens and entities per type,
+    and how many documents the reader found in it (`marked`: files, and HIPE's document markers within them)."""
 
     documents: tuple[str, ...]
     sentences: int
     tokens: int
     types: dict[str, int]
+    marked: int = 0
 
     def as_record(self) -> dict[str, Any]:
         return {"documents": list(self.documents), "sentences": self.sentences, "tokens": self.tokens, "entities": self.types}
@@ -128,14 +131,20 @@ class ExportRead:
         for counts in self.splits.values():
             types.update(counts.types)
         documents = {name for counts in self.splits.values() for name in counts.documents}
+        if self.by_files():  # a file of several documents (HIPE's markers) counts them
+            documents = set(range(sum(max(counts.marked, len(counts.documents)) for counts in self.splits.values())))
         return len(documents), sum(c.sentences for c in self.splits.values()), sum(c.tokens for c in self.splits.values()), types
+
+    def by_files(self) -> bool:
+        """Whether the export names its splits by file (else the suite split it by document)."""
+        return not isinstance(self.spec, SplitCorpusSpec) or self.spec.split is None
 
     def lines(self) -> list[str]:
         """What was read, for the user to check before training: format, documents, types, the split."""
         documents, sentences, tokens, types = self.totals()
         keys = ", ".join(f"{key}: {value}" for key, value in self.entry.items() if key != "name")
         lines = [f"read: {self.location}", f"format: {self.detected.what} (read as {keys})", *corpus_notes(self.spec)]
-        if not isinstance(self.spec, SplitCorpusSpec) or self.spec.split is None:
+        if self.by_files():
             lines.append("split: as the export names it: " + ", ".join(f"{split} = {_plural(len(c.documents), 'file')}" for split, c in self.splits.items()))
         if self.spec.scheme_rule:
             lines.append(f"scheme: {self.spec.format.scheme} ({self.spec.scheme_rule}), read as BIO")
@@ -143,7 +152,8 @@ class ExportRead:
                      f"{_plural(sum(types.values()), 'entity', 'entities')}")
         lines.append(f"entity types: {_types_text(dict(types))}")
         for split, counts in self.splits.items():
-            lines.append(f"  {split}: {_plural(len(counts.documents), 'document')}, {_plural(counts.sentences, 'sentence')}, "
+            documents = max(counts.marked, len(counts.documents)) if self.by_files() else len(counts.documents)
+            lines.append(f"  {split}: {_plural(documents, 'document')}, {_plural(counts.sentences, 'sentence')}, "
                          f"{_plural(counts.tokens, 'token')}; {_types_text(counts.types)}")
         return lines + [f"warning: {warning}" for warning in self.warnings]
 
@@ -167,7 +177,8 @@ def _documents(spec: DatasetSpec, split: str) -> tuple[str, ...]:
 
 def _counts(spec: DatasetSpec, split: str, data: SplitData) -> SplitCounts:
     types = Counter(kind for sentence in data.sentences for _, _, kind in bio_spans(sentence.tags))
-    return SplitCounts(_documents(spec, split), len(data.sentences), sum(len(s.tokens) for s in data.sentences), dict(sorted(types.items())))
+    marked = 1 + len(document_starts(data.sentences)) if data.sentences else 0
+    return SplitCounts(_documents(spec, split), len(data.sentences), sum(len(s.tokens) for s in data.sentences), dict(sorted(types.items())), marked)
 
 
 def read_export_corpus(location: Path, annotator: Optional[str] = None) -> tuple[ExportRead, str]:
