@@ -8,8 +8,8 @@ the labelled part plus those sentences under their pseudo-labels. Every round is
 scored on dev and test; its record holds how many pool sentences were kept and, with `hold_back`, the F1 of those
 pseudo-labels against the hidden gold tags. Training is the grid's (`train_tagger` on cached embeddings, the run's seed
 and settings); the pool's gold tags never reach a training set. A study keeps the model of its best round on dev (the
-earlier round on a tie) as `model.pt`, a Flair SequenceTagger as a grid run's, with `model.json` naming the round: the
-self-trained tagger to predict with.
+earlier round on a tie) as `model.pt`, a Flair SequenceTagger as a grid run's, with its test tags (`predictions.tsv`) and
+`model.json`, the run record a grid run's metrics.json holds, with the round: the self-trained tagger to predict with.
 
 Resumable, and a rerun is identical: a round's model tags the pool (`labels-<r>.json`, atomically) before the round's
 scores are written (`round-<r>.json`, last, marks it finished), and a round that beats the finished ones on dev saves its
@@ -92,7 +92,7 @@ class TextPools:
 
     def split(self, run: Run) -> tuple[LabeledSplit, int, int]:
         """The text's sentences for the run's corpus (at most `max_sentences`), how many equal a dev or test sentence (left
-        out) and how many were left besides (`self_training_text.text_split`)."""
+        out), and how many it holds apart from those before the cap (`self_training_text.text_split`)."""
         corpus = run.corpus
         if corpus.key not in self.splits:
             spec, splits = corpus.spec(), self.data.splits(corpus)

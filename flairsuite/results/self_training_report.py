@@ -5,8 +5,9 @@ Layout below `results/<experiment>/`: `self-training.json` (what was studied), a
 `<corpus>/<stack>/<tagger>/seed-<n>/` with `pool.json` (where the pool came from: the held-back train sentences or the
 text's sentence count), `round-00.json` (round 0: the tagger on the labelled part only) and `labels-00.json` (its
 pseudo-labels of the pool), and per threshold `threshold-<t>/round-<r>.json` (round r's scores) and
-`threshold-<t>/labels-<r>.json` (round r's pseudo-labels, which round r + 1 trains on); `model.pt` and `model.json`: the
-study's best round on dev, kept to predict with (`model.json` names it as `round_name` does).
+`threshold-<t>/labels-<r>.json` (round r's pseudo-labels, which round r + 1 trains on); `model.pt`, `predictions.tsv` and
+`model.json`: the study's best round on dev, kept to predict with (`model.json`: its run record in metrics.json's schema,
+`round` naming it as `round_name` does, `self_training` what it trained on).
 
 `self_training_report` prints per corpus x stack x tagger one row for round 0 and one per threshold and round: the pool
 sentences kept (mean over seeds, and as a share of the pool), where the pool's gold tags are known (hold_back) the F1 of
@@ -34,7 +35,7 @@ ROUND_PREFIX = "round-"
 LABELS_PREFIX = "labels-"
 THRESHOLD_PREFIX = "threshold-"
 TABLE_FILE = "self-training.md"
-CHOSEN_FILE = "model.json"  # beside the study's model.pt: which round it is
+CHOSEN_FILE = "model.json"  # beside the study's model.pt: its run record and round
 CSV_FILE = "rounds.csv"
 GROUP = ["corpus", "stack", "tagger"]
 CONFIDENCE = Rule("a confidence in [0, 1]", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1)
