@@ -28,7 +28,7 @@ from flairsuite.corpora.document_splits import split_record
 from flairsuite.corpora.format_detection import detect_format
 from flairsuite.errors import FlairsuiteError
 from flairsuite.experiments.reading import read_experiment
-from flairsuite.experiments.train_tagger import TaggerRequest, choose_recipe, prepare, read_export_corpus
+from flairsuite.experiments.train_tagger import choose_recipe, read_export_corpus
 from flairsuite.results.tagger_report import BOUNDARY, MISSED, SPURIOUS, confusions, strict_entities
 
 REPO = Path(__file__).resolve().parent.parent
@@ -200,7 +200,7 @@ def test_stdout_says_what_was_read_where_it_wrote_and_the_scores(trained):
                                                               "round better on dev kept") for line in lines)  # as many as train holds
     assert "wrote letters-tagger/experiment.yaml (again: flairsuite tag letters-tagger/experiment.yaml)" in lines
     assert re.search(r"^self-training: kept round [01] \([0-2] of 2 plain sentences tagged with confidence 0.9 or more; dev F1: round 0 "
-                     r"[0-9.]+, round 1 [0-9.]+\)$", result.stdout, re.M)
+                     r"[0-9.]+, round 1 [0-9.]+; \d+ s for all rounds\)$", result.stdout, re.M)
     assert re.search(r"^test: precision [0-9.]+, recall [0-9.]+, F1 [0-9.]+ \(dev F1 [0-9.]+\)$", result.stdout, re.M)
     assert lines[-1] == "wrote letters-tagger/model.pt (a Flair SequenceTagger), letters-tagger/card.json, letters-tagger/report.html"
     assert "batch" not in result.stdout and "adapt: training" in result.stderr  # progress and the adaptation's lines: stderr
@@ -227,13 +227,18 @@ def test_the_experiment_file_is_tags_and_names_the_same_corpus_and_split(trained
     assert block.max_sentences == card["split"]["train"]["sentences"]
 
 
-def test_no_self_training_writes_the_recipe_without_it(trained, tmp_path, monkeypatch):
-    _, out, home, _ = trained
-    monkeypatch.chdir(out.parent)
-    prepared = prepare(TaggerRequest(Path("letters"), tmp_path / "plain-tagger", (Path("plain"),), self_training=False), home)
-    experiment = read_experiment(prepared.experiment)
-    assert experiment.config.self_training is None and prepared.recipe.pool is None
+def test_no_self_training_trains_the_export_alone(trained):
+    _, out, _, env = trained
+    command = [FLAIRSUITE, "train-tagger", "letters", "--texts", "plain", "--no-self-training", "--out", "plain-tagger",
+               "--max-epochs", "1", "--threads", "1"]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=out.parent, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "self-training" not in result.stdout and re.search(r"^test: precision ", result.stdout, re.M)
+    experiment = read_experiment(out.parent / "plain-tagger" / "experiment.yaml")
+    assert experiment.config.self_training is None
     assert [path.name for path in experiment.config.adaptation.texts] == ["letters-train.txt", "brief.txt", "karte.txt"]  # still adapted on them
+    card = json.loads((out.parent / "plain-tagger" / "card.json").read_text(encoding="utf-8"))
+    assert "self_training" not in card["settings"] and card["run"].endswith("seed-1")
 
 
 def test_the_model_loads_in_plain_flair_and_the_card_holds_split_and_scores(trained):

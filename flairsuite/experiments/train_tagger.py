@@ -337,13 +337,14 @@ class Trained:
 
 def self_training_line(metrics: dict[str, Any], folder: Path) -> str:
     """What self-training kept: round 0 (the tagger of the export alone) or round 1, with each round's dev score (`folder`:
-    the study's) and the plain sentences round 1 trained on."""
+    the study's), the plain sentences round 1 trained on and the seconds of all rounds (the `run:` line's are the kept one's)."""
     chosen, task = metrics["self_training"], metrics.get("task", "ner")
     rounds = rounds_frame(folder).set_index("round")
     devs = ", ".join(f"round {index} {dev * 100:.2f}" for index, dev in rounds["dev"].sort_index().items())
     kept = int(rounds["kept"].max())
     found = f"{kept:,} of {_plural(chosen['pool'], 'plain sentence')} tagged with confidence {THRESHOLD:g} or more"
-    return f"self-training: kept round {chosen['round']} ({found}; dev {TASKS[task].metric_title}: {devs})"
+    seconds = rounds["seconds"].fillna(0).sum()
+    return f"self-training: kept round {chosen['round']} ({found}; dev {TASKS[task].metric_title}: {devs}; {seconds:.0f} s for all rounds)"
 
 
 def train_prepared(prepared: Prepared, request: TagRequest, adapt: Callable[[Experiment], None], echo: Callable[[str], None] = print) -> Trained:
